@@ -1,0 +1,71 @@
+// swift-tools-version:6.2
+// Upgate: an upload stack for Qiniu-style resumable uploads (biz-server, up-server, reference client).
+// No outside Swift package: the toolchain's modules plus C libraries from Debian (see scripts/bootstrap).
+import PackageDescription
+
+/// Every Swift target gets these.
+let common: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("InternalImportsByDefault"),
+    .enableUpcomingFeature("MemberImportVisibility"),
+]
+/// Native* only: unsafe code is allowed, and each unsafe expression must be marked `unsafe`.
+let native: [SwiftSetting] = common + [.strictMemorySafety()]
+/// Every target outside Native*: any Unsafe*/Unmanaged use is a compile error (DESIGN.md).
+let safeOnly: [SwiftSetting] = common + [
+    .strictMemorySafety(),
+    .treatWarning("StrictMemorySafety", as: .error),
+]
+
+let package = Package(
+    name: "upgate",
+    platforms: [.macOS(.v15)],
+    products: [
+        .library(name: "UpCore", targets: ["UpCore"]),
+        .library(name: "BizServer", targets: ["BizServer"]),
+        .executable(name: "biz-server", targets: ["biz-server"]),
+    ],
+    targets: [
+        // MARK: C modules — module.modulemap + shim.h, nothing else
+        .systemLibrary(name: "CLibCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
+        .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
+        .systemLibrary(name: "CMicroHTTPD", pkgConfig: "libmicrohttpd", providers: [.apt(["libmicrohttpd-dev"])]),
+        .systemLibrary(name: "CSQLite3", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+
+        // MARK: Native — the only importers of C, the only users of Unsafe*
+        .target(name: "NativeCrypto", dependencies: ["CLibCrypto", "CZlib"], swiftSettings: native),
+        .target(name: "NativeStore", dependencies: ["CSQLite3"], swiftSettings: native),
+        .target(name: "NativeHTTP", dependencies: ["CMicroHTTPD"], swiftSettings: native),
+
+        // MARK: Safe layers
+        .target(name: "Basics", swiftSettings: safeOnly),
+        .target(name: "UpCore", dependencies: ["NativeCrypto"], swiftSettings: safeOnly),
+        .target(name: "HTTPKit", dependencies: ["NativeHTTP", "Basics"], swiftSettings: safeOnly),
+        .target(
+            name: "BizServer",
+            dependencies: ["UpCore", "HTTPKit", "NativeStore", "NativeCrypto", "Basics"],
+            swiftSettings: safeOnly
+        ),
+        .target(name: "TestSupport", dependencies: ["HTTPKit", "Basics", "UpCore"], swiftSettings: safeOnly),
+
+        // MARK: Executables — parse arguments, load Config/*.json, run
+        .executableTarget(name: "biz-server", dependencies: ["BizServer", "Basics"], swiftSettings: safeOnly),
+
+        // MARK: Tests — one per module, same name + "Tests"
+        .testTarget(name: "NativeCryptoTests", dependencies: ["NativeCrypto"], swiftSettings: common),
+        .testTarget(name: "NativeStoreTests", dependencies: ["NativeStore"], swiftSettings: common),
+        .testTarget(name: "BasicsTests", dependencies: ["Basics", "TestSupport"], swiftSettings: safeOnly),
+        .testTarget(
+            name: "UpCoreTests",
+            dependencies: ["UpCore", "TestSupport"],
+            resources: [.copy("Vectors/vectors.json")],
+            swiftSettings: safeOnly
+        ),
+        .testTarget(name: "HTTPKitTests", dependencies: ["HTTPKit", "TestSupport"], swiftSettings: safeOnly),
+        .testTarget(
+            name: "BizServerTests",
+            dependencies: ["BizServer", "UpCore", "HTTPKit", "TestSupport"],
+            swiftSettings: safeOnly
+        ),
+    ]
+)

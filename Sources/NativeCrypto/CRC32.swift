@@ -1,0 +1,33 @@
+internal import CZlib
+
+/// CRC-32 (IEEE 802.3 / zlib, reflected) — not CRC-32C. qiniu-protocol.md §7.3.
+///
+/// Incremental: `update` as bytes arrive; `value` is the unsigned CRC of everything so far, the
+/// same number the Python SDK prints (`zlib.crc32(x) & 0xffffffff`).
+public struct CRC32: Sendable, Hashable {
+    /// The CRC of all bytes fed so far (0 for none).
+    public private(set) var value: UInt32 = 0
+
+    /// Starts at the CRC of no bytes.
+    public init() {}
+
+    /// Feeds `bytes`.
+    public mutating func update(_ bytes: some Collection<UInt8>) {
+        if unsafe bytes.withContiguousStorageIfAvailable({ unsafe update(buffer: UnsafeRawBufferPointer($0)) }) == nil {
+            unsafe Array(bytes).withUnsafeBytes { unsafe update(buffer: $0) }
+        }
+    }
+
+    private mutating func update(buffer: UnsafeRawBufferPointer) {
+        guard buffer.count > 0 else { return }
+        let base = unsafe buffer.baseAddress!.assumingMemoryBound(to: UInt8.self)
+        value = UInt32(truncatingIfNeeded: unsafe crc32_z(UInt(value), base, buffer.count))
+    }
+
+    /// Returns the CRC-32 of `bytes`.
+    public static func checksum(_ bytes: some Collection<UInt8>) -> UInt32 {
+        var crc = CRC32()
+        crc.update(bytes)
+        return crc.value
+    }
+}
