@@ -13,7 +13,7 @@ public struct CRC32: Sendable, Hashable {
 
     /// Feeds `bytes`.
     public mutating func update(_ bytes: some Collection<UInt8>) {
-        if unsafe bytes.withContiguousStorageIfAvailable({ unsafe update(buffer: UnsafeRawBufferPointer($0)) }) == nil {
+        if bytes.withContiguousStorageIfAvailable({ unsafe update(buffer: UnsafeRawBufferPointer($0)) }) == nil {
             unsafe Array(bytes).withUnsafeBytes { unsafe update(buffer: $0) }
         }
     }

@@ -35,7 +35,7 @@ public enum DigestAlgorithm: Sendable {
 ///
 /// Used wherever data streams (a request body, a file read in pieces) so nothing is held whole in
 /// memory. Not thread-safe: one hasher per stream.
-public struct Digest: ~Copyable {
+@safe public struct Digest: ~Copyable {
     private let context: OpaquePointer
     /// The algorithm this hasher computes.
     public let algorithm: DigestAlgorithm
@@ -45,14 +45,14 @@ public struct Digest: ~Copyable {
         self.algorithm = algorithm
         guard let context = unsafe EVP_MD_CTX_new() else { preconditionFailure("EVP_MD_CTX_new: out of memory") }
         precondition(unsafe EVP_DigestInit_ex(context, algorithm.evp, nil) == 1, "EVP_DigestInit_ex failed")
-        self.context = context
+        unsafe self.context = context
     }
 
     deinit { unsafe EVP_MD_CTX_free(context) }
 
     /// Adds `bytes` to the hash.
     public mutating func update(_ bytes: some Collection<UInt8>) {
-        if unsafe bytes.withContiguousStorageIfAvailable({ unsafe update(buffer: UnsafeRawBufferPointer($0)) }) == nil {
+        if bytes.withContiguousStorageIfAvailable({ unsafe update(buffer: UnsafeRawBufferPointer($0)) }) == nil {
             unsafe Array(bytes).withUnsafeBytes { unsafe update(buffer: $0) }
         }
     }
@@ -65,7 +65,7 @@ public struct Digest: ~Copyable {
     /// Returns the digest of everything added so far and ends the hash.
     public consuming func finalize() -> [UInt8] {
         let count = algorithm.byteCount
-        let ctx = context
+        let ctx = unsafe context
         return unsafe [UInt8](unsafeUninitializedCapacity: count) { out, initialized in
             var length: UInt32 = 0
             precondition(unsafe EVP_DigestFinal_ex(ctx, out.baseAddress, &length) == 1, "EVP_DigestFinal_ex failed")

@@ -9,7 +9,7 @@ internal import CLibCrypto
 ///
 /// Thread safety: the prepared context is never mutated after `init`; each call works on its own
 /// duplicate (`EVP_MAC_CTX_dup` only reads the source), so one instance serves all threads.
-public final class HMACSHA1: @unchecked Sendable {
+@safe public final class HMACSHA1: @unchecked Sendable {
     /// Length of an HMAC-SHA1 code in bytes.
     public static let byteCount = 20
 
@@ -20,7 +20,7 @@ public final class HMACSHA1: @unchecked Sendable {
     public init(key: some Collection<UInt8>) {
         guard let mac = unsafe EVP_MAC_fetch(nil, "HMAC", nil) else { preconditionFailure("EVP_MAC_fetch(HMAC) failed") }
         guard let context = unsafe EVP_MAC_CTX_new(mac) else { preconditionFailure("EVP_MAC_CTX_new failed") }
-        var params = [csslx_digest_param_sha1(), csslx_param_end()]
+        var params = unsafe [csslx_digest_param_sha1(), csslx_param_end()]
         let keyBytes = Array(key)
         // An empty key is legal HMAC; OpenSSL wants a non-NULL pointer, so pass a 1-byte buffer with length 0.
         let storage = keyBytes.isEmpty ? [UInt8(0)] : keyBytes
@@ -30,8 +30,8 @@ public final class HMACSHA1: @unchecked Sendable {
             }
         }
         precondition(ok == 1, "EVP_MAC_init(HMAC-SHA1) failed")
-        self.mac = mac
-        self.prepared = context
+        unsafe self.mac = mac
+        unsafe self.prepared = context
     }
 
     deinit {
@@ -41,7 +41,7 @@ public final class HMACSHA1: @unchecked Sendable {
 
     /// Returns the 20-byte HMAC-SHA1 of `message`.
     public func authenticationCode(for message: some Collection<UInt8>) -> [UInt8] {
-        if let code = unsafe message.withContiguousStorageIfAvailable({ unsafe code(buffer: UnsafeRawBufferPointer($0)) }) {
+        if let code = message.withContiguousStorageIfAvailable({ unsafe code(buffer: UnsafeRawBufferPointer($0)) }) {
             return code
         }
         return unsafe Array(message).withUnsafeBytes { unsafe code(buffer: $0) }
