@@ -1,0 +1,37 @@
+import Basics
+import Foundation
+import Testing
+
+@Suite("Logger")
+struct LoggerTests {
+    @Test func writesOneValidJSONObjectPerLine() throws {
+        let sink = LogSink.memory()
+        let log = Logger(label: "test", sink: sink)
+        log.info("hello \"world\"\n", ["path": "/v1/x", "status": .int(200), "ok": .bool(true), "ms": .double(1.5)])
+        let lines = sink.capturedLines
+        try #require(lines.count == 1)
+        #expect(lines[0].hasSuffix("}\n"))
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(lines[0].utf8)) as? [String: Any])
+        #expect(object["msg"] as? String == "hello \"world\"\n")
+        #expect(object["level"] as? String == "info")
+        #expect(object["logger"] as? String == "test")
+        #expect(object["path"] as? String == "/v1/x")
+        #expect(object["status"] as? Int == 200)
+        #expect(object["ok"] as? Bool == true)
+        #expect((object["ts"] as? String)?.hasSuffix("Z") == true)
+    }
+
+    @Test func dropsLinesBelowTheMinimumLevel() {
+        let sink = LogSink.memory()
+        let log = Logger(label: "test", minimumLevel: .warning, sink: sink)
+        log.info("quiet")
+        log.debug("quieter")
+        log.error("loud")
+        #expect(sink.capturedLines.count == 1)
+        #expect(sink.capturedLines.first?.contains("loud") == true)
+    }
+
+    @Test func escapesControlCharacters() {
+        #expect(JSONText.quoted("a\u{01}b\\") == "\"a\\u0001b\\\\\"")
+    }
+}

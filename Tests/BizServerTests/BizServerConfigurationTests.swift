@@ -1,0 +1,60 @@
+import BizServer
+import Foundation
+import Testing
+
+@Suite("BizServerConfiguration")
+struct BizServerConfigurationTests {
+    static let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .deletingLastPathComponent().deletingLastPathComponent()
+
+    @Test func shippedDevelopmentConfigLoadsWithTheDocumentedCredentials() throws {
+        let data = try Data(contentsOf: Self.repositoryRoot.appending(path: "Config/biz-server.json"))
+        let configuration = try BizServerConfiguration.load(json: data, environment: [:])
+        #expect(configuration.accessKey == "dev-access-key")
+        #expect(configuration.secretKey == "dev-secret-key")
+        #expect(configuration.port == 8080)
+        #expect(configuration.publicBaseURL == nil)
+        let demo = try #require(configuration.clients.first { $0.id == "demo" })
+        #expect(demo.bucket == "demo")
+        #expect(demo.resolvedKeyPrefix == "demo/")
+        #expect(demo.apiKeySHA256 == BizServerConfiguration.apiKeyHash("dev-api-key"))
+    }
+
+    @Test func environmentOverridesSecretsAndHashesAPIKeys() throws {
+        let json = Data(#"{"clients":[{"id":"app","bucket":"b"}]}"#.utf8)
+        let configuration = try BizServerConfiguration.load(
+            json: json,
+            environment: [
+                "UPGATE_ACCESS_KEY": "prod-ak", "UPGATE_SECRET_KEY": "prod-sk", "UPGATE_API_KEYS": "app=s3cret",
+                "UPGATE_UP_HOSTS": "https://up1.example.com, https://up2.example.com",
+            ])
+        #expect(configuration.accessKey == "prod-ak")
+        #expect(configuration.secretKey == "prod-sk")
+        #expect(configuration.upHosts == ["https://up1.example.com", "https://up2.example.com"])
+        #expect(configuration.clients[0].apiKeySHA256 == BizServerConfiguration.apiKeyHash("s3cret"))
+        #expect(configuration.clients[0].resolvedKeyPrefix == "app/")
+    }
+
+    @Test func apiKeyHashIsHexSHA256() {
+        // echo -n dev-api-key | sha256sum
+        #expect(
+            BizServerConfiguration.apiKeyHash("dev-api-key")
+                == "6e1e4e1b8f8b36d08901cdb51b97841dfe20f5efd2fd2fd00768971408c46274")
+    }
+
+    @Test(arguments: [
+        (#"{"accessKey":"a","secretKey":"s","clients":[]}"#, ""),
+        (#"{"secretKey":"s","clients":[]}"#, "accessKey"),
+        (#"{"accessKey":"a","secretKey":"s","clients":[{"id":"c","bucket":"b","apiKeySHA256":"xyz"}]}"#, "64 hex"),
+        (#"{"accessKey":"a","secretKey":"s","clients":[{"id":"c","bucket":"b","apiKeySHA256":"\#(String(repeating: "a", count: 64))","tokenLifetimeSeconds":90000}]}"#, "24 h"),
+        (#"{"accessKey":"a","secretKey":"s","port":"x"}"#, "port"),
+    ])
+    func validationNamesTheBadSetting(json: String, fragment: String) {
+        do {
+            _ = try BizServerConfiguration.load(json: Data(json.utf8), environment: [:])
+            #expect(fragment.isEmpty, "expected an error mentioning \(fragment)")
+        } catch {
+            #expect(!fragment.isEmpty && "\(error)".contains(fragment), "\(error)")
+        }
+    }
+}
