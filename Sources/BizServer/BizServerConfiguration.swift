@@ -218,10 +218,6 @@ enum CustomVariable {
     static func isValidName(_ name: String) -> Bool {
         guard name.hasPrefix("x:") else { return false }
         let rest = name.utf8.dropFirst(2)
-        return (1...64).contains(rest.count)
-            && rest.allSatisfy { byte in
-                (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
-                    || byte == 0x5F || byte == 0x2D
-            }
+        return (1...64).contains(rest.count) && rest.allSatisfy(isURLSafeCharacter)
     }
 }

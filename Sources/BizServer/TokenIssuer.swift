@@ -1,0 +1,141 @@
+import NativeCrypto
+import UpCore
+
+/// Turns an authenticated client's token request into a signed UpToken. Pure: time, trace id and
+/// the callback URL come in as arguments; nothing here does I/O.
+///
+/// Every decision a client could dispute is made before signing: the key must sit under the
+/// client's prefix, a declared size or MIME type must fit the client's limits.
+struct TokenIssuer: Sendable {
+    /// What `POST /v1/uptoken` returns.
+    struct IssuedToken: Sendable, Equatable {
+        var uptoken: String
+        var bucket: String
+        /// nil when the up server names the object by saveKey.
+        var key: String?
+        var expiresAt: Int64
+        var upHosts: [String]
+        var traceID: String
+        var policy: PutPolicy
+    }
+
+    let accessKey: String
+    let mac: HMACSHA1
+    let upHosts: [String]
+
+    /// Builds and signs the policy for `request` from `client`.
+    ///
+    /// - Parameter callbackURL: biz-server's own `…/v1/callback` URL as the up server must reach it.
+    func issue(
+        for client: BizServerConfiguration.Client,
+        request: TokenRequest,
+        now: Int64,
+        traceID: String,
+        callbackURL: String
+    ) throws(BizError) -> IssuedToken {
+        let prefix = client.resolvedKeyPrefix
+        if let key = request.key, !key.hasPrefix(prefix) {
+            throw BizError.keyOutsidePrefix.with(detail: "client \(client.id)")
+        }
+        if let size = request.fsize {
+            if let minimum = client.fsizeMin, size < minimum { throw BizError.fileTooSmall }
+            if let limit = client.fsizeLimit, size > limit { throw BizError.fileTooLarge }
+        }
+        if let mime = request.mimeType, let limit = client.mimeLimit, !MimeLimit(limit).allows(mime) {
+            throw BizError.limitedMimeType
+        }
+
+        var policy: PutPolicy
+        if let key = request.key {
+            // qiniu-protocol.md §1.3: "<bucket>:<key>" allows exactly that key (overwrite unless insertOnly),
+            // which is also what lets a client refresh the token of a long upload for the same key.
+            policy = PutPolicy(scope: "\(client.bucket):\(key)", deadline: now + client.tokenLifetimeSeconds)
+        } else {
+            // No key: the up server names the object `<prefix>$(etag)$(ext)`; the prefix scope keeps
+            // any client-chosen key under the prefix and forceSaveKey ignores it altogether.
+            policy = PutPolicy(scope: "\(client.bucket):\(prefix)", deadline: now + client.tokenLifetimeSeconds)
+            policy.isPrefixalScope = 1
+            policy.saveKey = prefix + "$(etag)$(ext)"
+            policy.forceSaveKey = true
+        }
+        if client.insertOnly { policy.insertOnly = 1 }
+        policy.endUser = client.endUser ?? client.id
+        policy.fsizeMin = client.fsizeMin
+        policy.fsizeLimit = client.fsizeLimit
+        policy.mimeLimit = client.mimeLimit
+        policy.returnBody = client.returnBody
+
+        let constants = Self.constants(client: client, request: request, traceID: traceID)
+        switch client.callbackBodyType {
+        case .form:
+            policy.callbackUrl = callbackURL
+            policy.callbackBodyType = QBoxSignature.formContentType
+            policy.callbackBody = Self.formCallbackBody(constants)
+        case .json:
+            // QBox signs only path?query for JSON (spec §3.2); the signed `$(bodySha1)` query binds the body.
+            policy.callbackUrl = callbackURL + "?bodySha1=$(bodySha1)"
+            policy.callbackBodyType = "application/json"
+            policy.callbackBody = Self.jsonCallbackBody(constants)
+        }
+
+        let token = UpToken.sign(policy, accessKey: accessKey, mac: mac)
+        return IssuedToken(
+            uptoken: token, bucket: client.bucket, key: request.key, expiresAt: policy.deadline, upHosts: upHosts,
+            traceID: traceID, policy: policy)
+    }
+
+    /// Names the up server fills in (spec §2), in callback-body order.
+    static let magicFields: [(name: String, variable: String)] = [
+        ("bucket", "bucket"), ("key", "key"), ("hash", "etag"), ("fsize", "fsize"), ("mimeType", "mimeType"),
+        ("fname", "fname"), ("endUser", "endUser"),
+    ]
+
+    /// Values fixed at signing time: the client id, the trace id and the `x:` variables (the
+    /// client's own, then the configured ones, which win). They are signed into the token, so
+    /// the uploader cannot change them afterwards.
+    private static func constants(
+        client: BizServerConfiguration.Client, request: TokenRequest, traceID: String
+    ) -> [(name: String, value: String)] {
+        var vars = request.vars.filter { client.vars[$0.name] == nil }
+        vars += client.vars.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
+        return [("clientId", client.id), ("traceId", traceID)] + vars
+    }
+
+    private static func formCallbackBody(_ constants: [(name: String, value: String)]) -> String {
+        let magic = magicFields.map { "\($0.name)=$(\($0.variable))" }
+        // Percent-encoding makes `$`, `(`, `&`, `=` inert, so a value can never inject a variable or a field.
+        let fixed = constants.map { "\(FormURLEncoding.percentEncode($0.name))=\(FormURLEncoding.percentEncode($0.value))" }
+        return (magic + fixed).joined(separator: "&")
+    }
+
+    private static func jsonCallbackBody(_ constants: [(name: String, value: String)]) -> String {
+        var body = "{"
+        for (index, field) in magicFields.enumerated() {
+            if index > 0 { body += "," }
+            // fsize outside a string literal renders as a JSON number; strings inside literals (spec §2).
+            body += field.name == "fsize" ? "\"fsize\":$(fsize)" : "\"\(field.name)\":\"$(\(field.variable))\""
+        }
+        let (fixed, vars) = (constants.prefix(2), constants.dropFirst(2))
+        for field in fixed { body += ",\(jsonString(field.name)):\(jsonString(field.value))" }
+        body += ",\"vars\":{" + vars.map { "\(jsonString($0.name)):\(jsonString($0.value))" }.joined(separator: ",") + "}}"
+        return body
+    }
+
+    /// A JSON string literal whose `$` is written `\u0024`, so the up server's renderer can never
+    /// mistake a constant for a `$(variable)` (it substitutes inside string literals too, spec §2).
+    private static func jsonString(_ value: String) -> String {
+        var out = "\""
+        JSONValue.writeStringContent(value, to: &out)
+        return out.replacingDollarSigns() + "\""
+    }
+}
+
+extension String {
+    fileprivate func replacingDollarSigns() -> String {
+        var out = ""
+        for scalar in unicodeScalars {
+            if scalar == "$" { out += "\\u0024" } else { out.unicodeScalars.append(scalar) }
+        }
+        return out
+    }
+}
