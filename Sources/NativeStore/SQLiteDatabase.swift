@@ -65,7 +65,7 @@ internal import CSQLite3
         try unsafe Self.check(sqlite3_busy_timeout(connection, Int32(milliseconds)), connection: connection)
         if configuration.writeAheadLog {
             // journal_mode answers with the mode it ended up in; an in-memory database stays "memory".
-            let mode = try query("PRAGMA journal_mode = WAL").first?[0].textValue?.lowercased()
+            let mode = try prepare("PRAGMA journal_mode = WAL").rows().first?[0].textValue?.lowercased()
             guard mode == "wal" || mode == "memory" else {
                 throw SQLiteError(code: SQLiteError.error, message: "WAL not available for \(path): journal_mode is \(mode ?? "unknown")")
             }
