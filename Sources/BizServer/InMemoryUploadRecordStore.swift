@@ -1,0 +1,57 @@
+/// An `UploadRecordStore` in memory: the twin of `SQLiteUploadRecordStore` for handler tests.
+///
+/// An actor, so concurrent deliveries are serialized the way the SQLite store's transaction
+/// serializes them; both pass the same behavioural suite. Nothing survives the process.
+public actor InMemoryUploadRecordStore: UploadRecordStore {
+    private struct ObjectIdentity: Hashable {
+        var bucket: String
+        var key: String
+        var hash: String
+    }
+
+    /// Records in insertion order; an index here plays the role of SQLite's rowid.
+    private var records: [UploadRecord] = []
+    private var positionByObject: [ObjectIdentity: Int] = [:]
+    private var positionByID: [String: Int] = [:]
+    private var ids: UploadRecordIDGenerator
+
+    /// Creates an empty store.
+    ///
+    /// - Parameter idGenerator: Makes ids for new records; inject one to control randomness.
+    public init(idGenerator: UploadRecordIDGenerator = UploadRecordIDGenerator()) {
+        self.ids = idGenerator
+    }
+
+    /// See `UploadRecordStore.record(_:receivedAt:)`.
+    public func record(_ upload: NewUploadRecord, receivedAt: Int64) -> (record: UploadRecord, created: Bool) {
+        let identity = ObjectIdentity(bucket: upload.bucket, key: upload.key, hash: upload.hash)
+        if let position = positionByObject[identity] {
+            return (records[position], false)
+        }
+        let record = UploadRecord(id: ids.next(milliseconds: receivedAt), upload: upload, receivedAt: receivedAt)
+        positionByObject[identity] = records.count
+        positionByID[record.id] = records.count
+        records.append(record)
+        return (record, true)
+    }
+
+    /// See `UploadRecordStore.upload(id:)`.
+    public func upload(id: String) -> UploadRecord? {
+        positionByID[id].map { records[$0] }
+    }
+
+    /// See `UploadRecordStore.uploads(clientID:limit:after:)`.
+    public func uploads(clientID: String, limit: Int, after: String?) -> [UploadRecord] {
+        guard limit > 0 else { return [] }
+        var end = records.endIndex
+        if let after {
+            // Same rule as the SQLite store: a cursor from another client is unknown here.
+            guard let position = positionByID[after], records[position].clientID == clientID else { return [] }
+            end = position
+        }
+        return Array(records[..<end].reversed().lazy.filter { $0.clientID == clientID }.prefix(limit))
+    }
+
+    /// See `UploadRecordStore.count()`.
+    public func count() -> Int { records.count }
+}
