@@ -74,7 +74,10 @@ public final class SQLiteUploadRecordStore: UploadRecordStore {
     ///
     /// Insert-or-ignore then read back, in one `BEGIN IMMEDIATE` transaction: whichever delivery
     /// inserts first wins, and every delivery reads the winner's row, even across processes.
-    public func record(_ upload: NewUploadRecord, receivedAt: Int64) async throws -> (record: UploadRecord, created: Bool) {
+    public func record(
+        _ upload: NewUploadRecord,
+        receivedAt: Int64
+    ) async throws -> (record: UploadRecord, created: Bool) {
         let vars = try Self.encode(upload.vars)
         return try await perform { state in
             let id = state.ids.next(milliseconds: receivedAt)

@@ -67,7 +67,8 @@ internal import CSQLite3
             // journal_mode answers with the mode it ended up in; an in-memory database stays "memory".
             let mode = try prepare("PRAGMA journal_mode = WAL").rows().first?[0].textValue?.lowercased()
             guard mode == "wal" || mode == "memory" else {
-                throw SQLiteError(code: SQLiteError.error, message: "WAL not available for \(path): journal_mode is \(mode ?? "unknown")")
+                let message = "WAL not available for \(path): journal_mode is \(mode ?? "unknown")"
+                throw SQLiteError(code: SQLiteError.error, message: message)
             }
         }
         try execute("PRAGMA synchronous = \(configuration.synchronous.rawValue)")

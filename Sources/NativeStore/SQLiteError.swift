@@ -34,8 +34,10 @@ public struct SQLiteError: Error, Hashable, Sendable, CustomStringConvertible {
     /// A readable summary for logs.
     public var description: String { "SQLiteError(\(code)): \(message)" }
 
+    /// Errors are equal when their codes are; messages are ignored.
     public static func == (lhs: SQLiteError, rhs: SQLiteError) -> Bool { lhs.code == rhs.code }
 
+    /// Hashes the code only, consistent with `==`.
     public func hash(into hasher: inout Hasher) { hasher.combine(code) }
 }
 

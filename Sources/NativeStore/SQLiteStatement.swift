@@ -65,7 +65,9 @@ internal import CSQLite3
             // withCString never yields NULL (which would bind SQL NULL for ""); the explicit byte
             // count keeps interior NULs.
             let length = Int32(text.utf8.count)
-            code = unsafe text.withCString { unsafe sqlite3_bind_text(handle, position, $0, length, csqlite3_transient()) }
+            code = unsafe text.withCString {
+                unsafe sqlite3_bind_text(handle, position, $0, length, csqlite3_transient())
+            }
         case .blob(let bytes) where bytes.isEmpty:
             // A NULL pointer would bind SQL NULL; an empty blob must stay a zero-length blob.
             code = unsafe sqlite3_bind_zeroblob(handle, position, 0)
