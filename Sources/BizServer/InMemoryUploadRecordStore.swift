@@ -1,0 +1,68 @@
+/// An `UploadRecordStore` in memory: the twin of `SQLiteUploadRecordStore` for handler tests.
+///
+/// An actor, so concurrent deliveries are serialized the way the SQLite store's transaction
+/// serializes them; both pass the same behavioural suite. Nothing survives the process.
+public actor InMemoryUploadRecordStore: UploadRecordStore {
+    /// Strings compared as UTF-8 bytes, as SQLite compares TEXT. Swift's `==` on `String` uses
+    /// canonical equivalence, so "e\u{301}" and "é" would be one key here and two in SQLite, and an
+    /// object store must treat them as the two different keys they are on the wire.
+    private struct Bytes: Hashable {
+        let utf8: [UInt8]
+        init(_ string: String) { utf8 = Array(string.utf8) }
+    }
+
+    private struct ObjectIdentity: Hashable {
+        var bucket: Bytes
+        var key: Bytes
+        var hash: Bytes
+    }
+
+    /// Records in insertion order; an index here plays the role of SQLite's rowid.
+    private var records: [UploadRecord] = []
+    private var positionByObject: [ObjectIdentity: Int] = [:]
+    private var positionByID: [Bytes: Int] = [:]
+    private var ids: UploadRecordIDGenerator
+
+    /// Creates an empty store.
+    ///
+    /// - Parameter idGenerator: Makes ids for new records; inject one to control randomness.
+    public init(idGenerator: UploadRecordIDGenerator = UploadRecordIDGenerator()) {
+        self.ids = idGenerator
+    }
+
+    /// See `UploadRecordStore.record(_:receivedAt:)`.
+    public func record(_ upload: NewUploadRecord, receivedAt: Int64) -> (record: UploadRecord, created: Bool) {
+        let identity = ObjectIdentity(bucket: Bytes(upload.bucket), key: Bytes(upload.key), hash: Bytes(upload.hash))
+        if let position = positionByObject[identity] {
+            return (records[position], false)
+        }
+        let record = UploadRecord(id: ids.next(milliseconds: receivedAt), upload: upload, receivedAt: receivedAt)
+        positionByObject[identity] = records.count
+        positionByID[Bytes(record.id)] = records.count
+        records.append(record)
+        return (record, true)
+    }
+
+    /// See `UploadRecordStore.upload(id:)`.
+    public func upload(id: String) -> UploadRecord? {
+        positionByID[Bytes(id)].map { records[$0] }
+    }
+
+    /// See `UploadRecordStore.uploads(clientID:limit:after:)`.
+    public func uploads(clientID: String, limit: Int, after: String?) -> [UploadRecord] {
+        guard limit > 0 else { return [] }
+        let client = Bytes(clientID)
+        var end = records.endIndex
+        if let after {
+            // Same rule as the SQLite store: a cursor from another client is unknown here.
+            guard let position = positionByID[Bytes(after)], Bytes(records[position].clientID) == client else {
+                return []
+            }
+            end = position
+        }
+        return Array(records[..<end].reversed().lazy.filter { Bytes($0.clientID) == client }.prefix(limit))
+    }
+
+    /// See `UploadRecordStore.count()`.
+    public func count() -> Int { records.count }
+}

@@ -1,0 +1,191 @@
+import Dispatch
+import Foundation
+public import NativeStore
+import Synchronization
+
+/// The production `UploadRecordStore`: one SQLite file in WAL mode.
+///
+/// Durability: `synchronous` is `.full` by default because a record is acknowledged to the
+/// up-server, which then stops retrying the callback; a record lost to a power cut after that
+/// would be lost for good. `.normal` trades that for fewer fsyncs.
+///
+/// Threads: SQLite calls block (disk, fsync, locks). Run on the Swift cooperative pool they would
+/// hold one of its few threads for each fsync, so every call goes to one dedicated serial
+/// `DispatchQueue` and the caller awaits a continuation. One connection on one queue also
+/// serializes writes, which SQLite would do anyway. The connection sits in a `Mutex` so the
+/// compiler can see that only one thread touches it (`SQLiteDatabase` is not `Sendable`); taken
+/// only on the queue, the lock is never contended.
+public final class SQLiteUploadRecordStore: UploadRecordStore {
+    private struct State {
+        let database: SQLiteDatabase
+        var ids: UploadRecordIDGenerator
+    }
+
+    private let queue = DispatchQueue(label: "upgate.upload-records")
+    private let state: Mutex<State>
+
+    /// Schema history, applied in order by `SQLiteDatabase.migrate`; only ever append.
+    static let migrations = [
+        """
+        CREATE TABLE upload_records (
+            id INTEGER PRIMARY KEY,         -- rowid: insertion order, for newest-first listing
+            public_id TEXT NOT NULL UNIQUE, -- the id clients see
+            client_id TEXT NOT NULL,
+            bucket TEXT NOT NULL,
+            object_key TEXT NOT NULL,
+            hash TEXT NOT NULL,
+            fsize INTEGER NOT NULL,
+            mime_type TEXT NOT NULL,
+            fname TEXT NOT NULL,
+            end_user TEXT NOT NULL,
+            trace_id TEXT NOT NULL,
+            vars TEXT NOT NULL,             -- JSON object of the x: variables
+            received_at INTEGER NOT NULL
+        ) STRICT;
+        CREATE UNIQUE INDEX upload_records_object ON upload_records (bucket, object_key, hash);
+        CREATE INDEX upload_records_client ON upload_records (client_id, id);
+        """
+    ]
+
+    private static let columns = """
+        public_id, client_id, bucket, object_key, hash, fsize, mime_type, fname, end_user, trace_id, vars, received_at
+        """
+
+    /// Opens (creating if needed) the store at `path` and brings its schema up to date.
+    ///
+    /// Blocks while it opens and migrates; call it at startup, not from a request.
+    /// - Parameters:
+    ///   - path: The database file (`":memory:"` works, for one process's lifetime).
+    ///   - synchronous: Durability of commits; `.full` unless losing the last acknowledged
+    ///     records on power loss is acceptable.
+    ///   - idGenerator: Makes ids for new records.
+    /// - Throws: `SQLiteError` if the file cannot be opened or migrated.
+    public init(
+        path: String,
+        synchronous: SQLiteDatabase.Synchronous = .full,
+        idGenerator: UploadRecordIDGenerator = UploadRecordIDGenerator()
+    ) throws {
+        let database = try SQLiteDatabase(path: path, configuration: .init(synchronous: synchronous))
+        try database.migrate(Self.migrations)
+        state = Mutex(State(database: database, ids: idGenerator))
+    }
+
+    /// See `UploadRecordStore.record(_:receivedAt:)`.
+    ///
+    /// Insert-or-ignore then read back, in one `BEGIN IMMEDIATE` transaction: whichever delivery
+    /// inserts first wins, and every delivery reads the winner's row, even across processes.
+    public func record(
+        _ upload: NewUploadRecord,
+        receivedAt: Int64
+    ) async throws -> (record: UploadRecord, created: Bool) {
+        let vars = try Self.encode(upload.vars)
+        return try await perform { state in
+            let id = state.ids.next(milliseconds: receivedAt)
+            let database = state.database
+            return try database.transaction {
+                try database.run(
+                    """
+                    INSERT INTO upload_records (\(Self.columns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    ON CONFLICT (bucket, object_key, hash) DO NOTHING
+                    """,
+                    [
+                        .text(id), .text(upload.clientID), .text(upload.bucket), .text(upload.key),
+                        .text(upload.hash), .integer(upload.fsize), .text(upload.mimeType), .text(upload.fname),
+                        .text(upload.endUser), .text(upload.traceID), .text(vars), .integer(receivedAt),
+                    ]
+                )
+                let created = database.changes == 1
+                let rows = try database.query(
+                    "SELECT \(Self.columns) FROM upload_records WHERE bucket = ? AND object_key = ? AND hash = ?",
+                    [.text(upload.bucket), .text(upload.key), .text(upload.hash)]
+                )
+                guard let row = rows.first else {
+                    // Unreachable: the row was just inserted or already there, under the write lock.
+                    throw SQLiteError(code: SQLiteError.error, message: "upload record vanished inside a transaction")
+                }
+                return (try Self.record(from: row), created)
+            }
+        }
+    }
+
+    /// See `UploadRecordStore.upload(id:)`.
+    public func upload(id: String) async throws -> UploadRecord? {
+        try await perform { state in
+            try state.database.query("SELECT \(Self.columns) FROM upload_records WHERE public_id = ?", [.text(id)])
+                .first.map(Self.record(from:))
+        }
+    }
+
+    /// See `UploadRecordStore.uploads(clientID:limit:after:)`.
+    public func uploads(clientID: String, limit: Int, after: String?) async throws -> [UploadRecord] {
+        guard limit > 0 else { return [] }  // SQLite reads LIMIT -1 as "no limit"
+        return try await perform { state in
+            let rows: [SQLiteRow]
+            if let after {
+                // The cursor is looked up within the same client, so another client's id matches
+                // nothing, `id < NULL` is never true, and the page is empty.
+                rows = try state.database.query(
+                    """
+                    SELECT \(Self.columns) FROM upload_records
+                    WHERE client_id = ?1
+                      AND id < (SELECT id FROM upload_records WHERE public_id = ?2 AND client_id = ?1)
+                    ORDER BY id DESC LIMIT ?3
+                    """,
+                    [.text(clientID), .text(after), .integer(Int64(limit))]
+                )
+            } else {
+                rows = try state.database.query(
+                    "SELECT \(Self.columns) FROM upload_records WHERE client_id = ? ORDER BY id DESC LIMIT ?",
+                    [.text(clientID), .integer(Int64(limit))]
+                )
+            }
+            return try rows.map(Self.record(from:))
+        }
+    }
+
+    /// See `UploadRecordStore.count()`.
+    public func count() async throws -> Int {
+        try await perform { state in
+            Int(try state.database.query("SELECT count(*) FROM upload_records")[0].integer(0))
+        }
+    }
+
+    /// The journal mode SQLite reports (`"wal"` for a file), for health checks and tests.
+    public func journalMode() async throws -> String {
+        try await perform { state in
+            try state.database.query("PRAGMA journal_mode")[0].text(0)
+        }
+    }
+
+    /// Runs `work` on the store's queue with the connection, suspending the caller until it ends.
+    private func perform<T: Sendable>(_ work: @escaping @Sendable (inout State) throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            queue.async {
+                continuation.resume(with: Result { try self.state.withLock { try work(&$0) } })
+            }
+        }
+    }
+
+    private static func encode(_ vars: [String: String]) throws -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]  // stable text for diffs
+        return String(decoding: try encoder.encode(vars), as: UTF8.self)
+    }
+
+    private static func record(from row: SQLiteRow) throws -> UploadRecord {
+        let vars = try JSONDecoder().decode([String: String].self, from: Data(try row.text(10).utf8))
+        let upload = NewUploadRecord(
+            clientID: try row.text(1),
+            bucket: try row.text(2),
+            key: try row.text(3),
+            hash: try row.text(4),
+            fsize: try row.integer(5),
+            mimeType: try row.text(6),
+            fname: try row.text(7),
+            endUser: try row.text(8),
+            traceID: try row.text(9),
+            vars: vars
+        )
+        return UploadRecord(id: try row.text(0), upload: upload, receivedAt: try row.integer(11))
+    }
+}

@@ -1,0 +1,32 @@
+/// Where the biz-server keeps verified upload callbacks.
+///
+/// Two implementations pass one behavioural test suite: `SQLiteUploadRecordStore` (production)
+/// and `InMemoryUploadRecordStore` (handler tests). Recording is idempotent by
+/// (bucket, key, hash), which is what makes callback redelivery safe.
+public protocol UploadRecordStore: Sendable {
+    /// Records `upload` unless (bucket, key, hash) is already recorded; returns the stored record
+    /// and whether it was created now.
+    ///
+    /// A redelivered callback gets the FIRST record back (same id, same `receivedAt`) and creates
+    /// no row, even if other fields differ; the same key with another hash is a new version (a new
+    /// row). Safe under concurrent duplicate deliveries: exactly one call reports `created`.
+    /// - Parameters:
+    ///   - upload: The verified callback.
+    ///   - receivedAt: Now, in Unix milliseconds (passed in so tests pin time). Also the
+    ///     timestamp part of a new record's id.
+    func record(_ upload: NewUploadRecord, receivedAt: Int64) async throws -> (record: UploadRecord, created: Bool)
+
+    /// The record with public id `id`, or `nil` if there is none.
+    func upload(id: String) async throws -> UploadRecord?
+
+    /// The client's uploads, newest first, at most `limit`, strictly after (older than) the record
+    /// with id `after` when given.
+    ///
+    /// Pass the last id of one page as `after` to get the next. An `after` that is unknown or
+    /// belongs to another client yields an empty page, so one client's ids reveal nothing about
+    /// another's. A `limit` of 0 or less yields an empty page.
+    func uploads(clientID: String, limit: Int, after: String?) async throws -> [UploadRecord]
+
+    /// Number of records (tests and metrics).
+    func count() async throws -> Int
+}
