@@ -105,9 +105,3 @@ struct CallbackPayload: Sendable, Equatable {
         return CallbackPayload(bucket: bucket, key: key, hash: hash, fsize: fsize)
     }
 }
-
-extension StringProtocol {
-    fileprivate func trimmingCharacters(in character: Character) -> String {
-        String(self.drop { $0 == character }.reversed().drop { $0 == character }.reversed())
-    }
-}

@@ -1,0 +1,39 @@
+import Basics
+import HTTPKit
+
+/// Biz-server's metric families (`GET /metrics`), declared once.
+struct BizMetrics: Sendable {
+    let registry: Metrics
+    let tokensIssued: Counter
+    let tokensRefused: Counter
+    let callbacksAccepted: Counter
+    let callbacksDuplicate: Counter
+    let callbacksRejected: Counter
+    let storeErrors: Counter
+    let requestDuration: Histogram
+    let responses: Counter
+
+    init(_ registry: Metrics) {
+        self.registry = registry
+        tokensIssued = registry.counter("upgate_biz_tokens_issued_total", "Upload tokens issued.", labels: ["client"])
+        tokensRefused = registry.counter(
+            "upgate_biz_tokens_refused_total", "Token requests refused, by reason.", labels: ["reason"])
+        callbacksAccepted = registry.counter(
+            "upgate_biz_callbacks_accepted_total", "Verified callbacks that created an upload record.")
+        callbacksDuplicate = registry.counter(
+            "upgate_biz_callbacks_duplicate_total", "Verified callbacks for an already recorded upload (redeliveries).")
+        callbacksRejected = registry.counter(
+            "upgate_biz_callbacks_rejected_total", "Callbacks refused, by reason.", labels: ["reason"])
+        storeErrors = registry.counter("upgate_biz_store_errors_total", "Upload store operations that failed.")
+        requestDuration = registry.histogram(
+            "upgate_biz_http_request_duration_seconds", "HTTP request latency.", labels: ["method", "route"])
+        responses = registry.counter(
+            "upgate_biz_http_responses_total", "HTTP responses, by route and status.", labels: ["route", "status"])
+    }
+
+    /// Feeds the HTTP server's per-response events into the latency histogram and status counter.
+    func observe(_ event: ResponseEvent) {
+        requestDuration.observe(event.duration, [event.method.rawValue, event.route])
+        responses.increment([event.route, String(event.status)])
+    }
+}

@@ -1,0 +1,33 @@
+import Basics
+import Foundation
+
+extension UploadRecord {
+    /// The JSON object biz-server answers a callback with (relayed by the up server to the
+    /// uploader) and lists under `/v1/uploads`: `id`, `bucket`, `key`, `hash`, `fsize`, `mimeType`,
+    /// `fname`, `endUser`, `clientId`, `traceId`, `vars`, `receivedAt` (RFC 3339, UTC, ms).
+    ///
+    /// Built from the stored record only, so a redelivered callback gets byte-identical JSON.
+    var json: String {
+        var out = "{\"id\":" + JSONText.quoted(id)
+        out += ",\"bucket\":" + JSONText.quoted(bucket)
+        out += ",\"key\":" + JSONText.quoted(key)
+        out += ",\"hash\":" + JSONText.quoted(hash)
+        out += ",\"fsize\":" + String(fsize)
+        out += ",\"mimeType\":" + JSONText.quoted(mimeType)
+        out += ",\"fname\":" + JSONText.quoted(fname)
+        out += ",\"endUser\":" + JSONText.quoted(endUser)
+        out += ",\"clientId\":" + JSONText.quoted(clientID)
+        out += ",\"traceId\":" + JSONText.quoted(traceID)
+        out += ",\"vars\":{"
+        out += vars.sorted { $0.key < $1.key }.map { JSONText.quoted($0.key) + ":" + JSONText.quoted($0.value) }
+            .joined(separator: ",")
+        out += "},\"receivedAt\":" + JSONText.quoted(Self.rfc3339(milliseconds: receivedAt)) + "}"
+        return out
+    }
+
+    static func rfc3339(milliseconds: Int64) -> String {
+        let date = Date(timeIntervalSince1970: Double(milliseconds) / 1000)
+        return date.formatted(
+            .iso8601.year().month().day().time(includingFractionalSeconds: true).timeZone(separator: .omitted))
+    }
+}
