@@ -194,8 +194,11 @@ public final class HTTPExchange: Sendable {
     }
 
     static func dispose(_ response: RawResponse) {
-        if case .file(let descriptor, _, _) = response.body { cmhd_close_socket(descriptor) }
+        if case .file(let descriptor, _, _) = response.body { closeDescriptor(descriptor) }
     }
+
+    /// Closes a file descriptor that was meant for a response body that will never be sent.
+    public static func closeDescriptor(_ descriptor: Int32) { cmhd_close_socket(descriptor) }
 }
 
 /// Why reading a request body stopped early.

@@ -112,7 +112,7 @@ public final class MicroHTTPDServer: Sendable {
     public func stopAccepting() {
         context.beginDraining()
         daemon.withLock { state in
-            guard let handle = unsafe state.pointer, state.listenSocket < 0 else { return }
+            guard let handle = state.pointer, state.listenSocket < 0 else { return }
             state.listenSocket = unsafe MHD_quiesce_daemon(handle.pointer)
         }
     }
@@ -130,10 +130,10 @@ public final class MicroHTTPDServer: Sendable {
             waitedMilliseconds += 5
         }
         daemon.withLock { state in
-            guard let handle = unsafe state.pointer else { return }
+            guard let handle = state.pointer else { return }
             unsafe MHD_stop_daemon(handle.pointer)
             cmhd_close_socket(state.listenSocket)
-            unsafe state.pointer = nil
+            state.pointer = nil
             state.listenSocket = -1
         }
     }
