@@ -60,6 +60,7 @@ public final class HTTPServer: Sendable {
                 processor.logger.info("listening", ["host": .string(configuration.host), "port": .int(Int64(started.port))])
                 return started.port
             } catch {
+                processor.logger.error("start failed", ["error": .string("\(error)")])
                 throw StartError(host: configuration.host, port: configuration.port)
             }
         }

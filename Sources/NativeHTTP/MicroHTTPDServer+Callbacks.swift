@@ -14,7 +14,7 @@ final class RequestSlot {
 }
 
 /// Called once per request with the URI before MHD parses or unescapes it: the raw target.
-private func uriLogged(
+func onURILogged(
     _ cls: UnsafeMutableRawPointer?,
     _ uri: UnsafePointer<CChar>?,
     _ connection: OpaquePointer?
@@ -23,10 +23,8 @@ private func uriLogged(
     return unsafe Unmanaged.passRetained(RequestSlot(target: target)).toOpaque()
 }
 
-let uriLogged: @convention(c) (UnsafeMutableRawPointer?, UnsafePointer<CChar>?, OpaquePointer?)
-    -> UnsafeMutableRawPointer? = unsafe uriLogged
 
-private func accessHandler(
+func onAccess(
     _ cls: UnsafeMutableRawPointer?,
     _ connection: OpaquePointer?,
     _ url: UnsafePointer<CChar>?,
@@ -86,9 +84,8 @@ private func accessHandler(
     return .YES
 }
 
-let accessHandler: MHD_AccessHandlerCallback = unsafe accessHandler
 
-private func requestCompleted(
+func onRequestCompleted(
     _ cls: UnsafeMutableRawPointer?,
     _ connection: OpaquePointer?,
     _ requestContext: UnsafeMutablePointer<UnsafeMutableRawPointer?>?,
@@ -106,7 +103,6 @@ private func requestCompleted(
     }
 }
 
-let requestCompleted: MHD_RequestCompletedCallback = unsafe requestCompleted
 
 /// Builds the MHD response and queues it; MHD keeps its own reference, so we destroy ours.
 private func queue(_ response: RawResponse, on connection: OpaquePointer, context: DaemonContext) -> MHD_Result {

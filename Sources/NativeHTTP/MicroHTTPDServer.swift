@@ -81,9 +81,9 @@ public final class MicroHTTPDServer: Sendable {
         let contextPointer = unsafe Unmanaged.passUnretained(context).toOpaque()
         let started = unsafe cmhd_start_daemon(
             flags, options.host, UInt16(options.port),
-            accessHandler, contextPointer,
-            requestCompleted, contextPointer,
-            uriLogged, contextPointer,
+            onAccess, contextPointer,
+            onRequestCompleted, contextPointer,
+            onURILogged, contextPointer,
             UInt32(clamping: options.connectionTimeoutSeconds),
             UInt32(clamping: max(1, options.threadCount)),
             max(4096, options.connectionMemoryLimit),
