@@ -136,7 +136,9 @@ private final class Reply: Sendable {
             return false
         }
         let raw = processor.finalize(response, requestID: requestID)
-        exchange.respond(raw)
+        if !exchange.respond(raw) {
+            processor.logger.info("response not delivered", ["reqid": .string(requestID), "reason": "client gone or server stopping"])
+        }
         let elapsed = ContinuousClock.now - started
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
         // Path only: the query may carry an upload token or signature.

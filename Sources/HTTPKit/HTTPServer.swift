@@ -38,8 +38,8 @@ public final class HTTPServer: Sendable {
     /// The bound port once started, else `nil`.
     public var port: Int? { daemon.withLock { $0?.port } }
 
-    /// Starts listening and returns the bound port. Throws ``HTTPError``-free `StartError` if the
-    /// address is unusable. Calling it twice returns the same port.
+    /// Starts listening and returns the bound port. Throws ``StartError`` if the address is
+    /// unusable (not IPv4, in use). Calling it again returns the same port.
     @discardableResult
     public func start() throws -> Int {
         try daemon.withLock { current in
