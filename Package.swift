@@ -64,7 +64,7 @@ let package = Package(
         .testTarget(name: "HTTPKitTests", dependencies: ["HTTPKit", "TestSupport"], swiftSettings: safeOnly),
         .testTarget(
             name: "BizServerTests",
-            dependencies: ["BizServer", "UpCore", "HTTPKit", "TestSupport"],
+            dependencies: ["BizServer", "UpCore", "HTTPKit", "NativeCrypto", "NativeStore", "Basics", "TestSupport"],
             swiftSettings: safeOnly
         ),
     ]
