@@ -56,7 +56,7 @@ extension PutPolicy {
     ///
     /// - Parameters:
     ///   - clientKey: The key the uploader sent, or `nil`.
-    ///   - renderedSaveKey: ``saveKey`` rendered with ``MagicVariables/renderPlain(_:)``, or `nil` if unset.
+    ///   - renderedSaveKey: ``saveKey`` rendered with ``MagicVariables/renderSaveKey(_:)``, or `nil` if unset.
     ///   - etag: The content hash.
     /// - Returns: The key to store under.
     /// - Throws: ``UpError`` `.badRequest` when ``forceSaveKey`` is set without a non-empty ``saveKey``.
