@@ -54,8 +54,9 @@ public enum URLSafeBase64 {
     ///
     /// Rejects characters outside the URL-safe alphabet (including `+` and `/`), `=` anywhere but
     /// at the end, more than two `=`, padded text whose length is not a multiple of 4, and
-    /// unpadded text of length 4n+1 (which cannot encode whole bytes). Non-zero trailing bits are
-    /// tolerated, as Python's and Go's decoders do.
+    /// unpadded text of length 4n+1 (which cannot encode whole bytes), and non-zero unused
+    /// trailing bits (RFC 4648 §3.5 canonical form; no SDK emits them). The last rule makes the
+    /// text ↔ bytes mapping one-to-one, so e.g. a signature `…P4U=` cannot also be sent as `…P4V=`.
     ///
     /// - Parameter text: The base64 text (ASCII).
     /// - Returns: The decoded bytes, or `nil` when `text` is not valid URL-safe base64.
@@ -91,6 +92,7 @@ public enum URLSafeBase64 {
                 output.append(UInt8(truncatingIfNeeded: accumulator >> UInt32(bits)))
             }
         }
+        guard accumulator & ((1 << UInt32(bits)) - 1) == 0 else { return nil }
         return output
     }
 }
