@@ -28,6 +28,18 @@ public struct CallbackVerifier: Sendable {
         /// `X-Qiniu-Date` in Unix seconds when it was covered by the signature (Qiniu scheme
         /// only), for replay protection; `nil` otherwise.
         public let signedDate: Int64?
+
+        /// Creates an outcome (for tests and doubles).
+        ///
+        /// - Parameters:
+        ///   - scheme: The scheme that verified.
+        ///   - accessKey: The signing AccessKey.
+        ///   - signedDate: Signed `X-Qiniu-Date` in Unix seconds, if any.
+        public init(scheme: Scheme, accessKey: String, signedDate: Int64?) {
+            self.scheme = scheme
+            self.accessKey = accessKey
+            self.signedDate = signedDate
+        }
     }
 
     private let keys: KeyRing
