@@ -119,3 +119,41 @@ struct PutPolicyTests {
         #expect(throws: UpError(.badRequest)) { try policy.finalKey(clientKey: "c", renderedSaveKey: nil, etag: "E") }
     }
 }
+
+@Suite("PutPolicy limits")
+struct PutPolicyLimitsTests {
+    @Test func sizeLimits() {
+        var policy = PutPolicy(scope: "b", deadline: 0)
+        #expect(throws: Never.self) { try policy.checkSize(.max) }
+        policy.fsizeLimit = 10
+        policy.fsizeMin = 2
+        #expect(throws: Never.self) { try policy.checkSize(10) }
+        #expect(throws: UpError(.fileTooLarge)) { try policy.checkSize(11) }
+        #expect(throws: UpError(.fileTooLarge)) { try policy.checkSize(11, isFinal: false) }
+        #expect(throws: UpError(.fileTooSmall)) { try policy.checkSize(1) }
+        #expect(throws: Never.self) { try policy.checkSize(1, isFinal: false) }
+    }
+
+    static let mimeCases: [(String?, String, Bool)] = [
+        (nil, "anything/at-all", true),
+        ("image/*;text/plain", "image/png", true),
+        ("image/*;text/plain", "IMAGE/JPEG", true),
+        ("image/*;text/plain", "text/plain; charset=utf-8", true),
+        ("image/*;text/plain", "text/html", false),
+        ("image/*;text/plain", "imagex/png", false),
+        ("!application/json;text/plain", "application/json", false),
+        ("!application/json;text/plain", "image/png", true),
+        ("!image/*", "image/gif", false),
+    ]
+
+    @Test(arguments: mimeCases)
+    func mimeLimit(limit: String?, type: String, allowed: Bool) {
+        var policy = PutPolicy(scope: "b", deadline: 0)
+        policy.mimeLimit = limit
+        if allowed {
+            #expect(throws: Never.self) { try policy.checkMimeType(type) }
+        } else {
+            #expect(throws: UpError(.limitedMimeType)) { try policy.checkMimeType(type) }
+        }
+    }
+}
