@@ -29,13 +29,11 @@ extension PutPolicy {
             throw UpError(.invalidJSON, detail: "policy has no integer deadline")
         }
         self.init(scope: scope, deadline: deadline)
-        // Duplicate names: the last one wins, as in Python and Go (JSONValue subscript semantics).
-        var seen = Set<String>()
-        for (key, value) in members.reversed() where !seen.contains(key) {
-            seen.insert(key)
+        // Duplicate names: the last value wins, as in Python and Go (JSONValue subscript
+        // semantics); an unknown name keeps the position of its first occurrence, like a Python dict.
+        for (key, value) in members {
             try assign(key, value)
         }
-        unknownFields.reverse()
     }
 
     /// Compact JSON for signing: `scope`, `deadline`, the other set fields in the order of
@@ -127,7 +125,12 @@ extension PutPolicy {
             default: throw mistyped(key, "array of strings")
             }
         case "trafficLimit": trafficLimit = try int64(key, value)
-        default: unknownFields.append((key, value))
+        default:
+            if let index = unknownFields.firstIndex(where: { $0.key == key }) {
+                unknownFields[index].value = value
+            } else {
+                unknownFields.append((key, value))
+            }
         }
     }
 

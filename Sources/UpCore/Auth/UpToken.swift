@@ -51,7 +51,7 @@ public struct UpToken: Sendable {
     /// - Throws: ``UpError`` `.badToken` (shape, base64, JSON), `.unknownAccessKey`,
     ///   `.badSignature`, `.expiredToken` — all 401.
     public static func verify(_ token: String, keys: KeyRing, now: Int64) throws(UpError) -> UpToken {
-        let fields = token.utf8.split(separator: UInt8(ascii: ":"), omittingEmptySubsequences: false)
+        let fields = Array(token.utf8).split(separator: UInt8(ascii: ":"), omittingEmptySubsequences: false)
         guard fields.count == 3 else {
             throw UpError(.badToken, detail: "expected 3 fields, got \(fields.count)")
         }

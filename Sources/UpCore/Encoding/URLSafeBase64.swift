@@ -20,32 +20,27 @@ public enum URLSafeBase64 {
     /// - Returns: The padded base64 text; its length is always a multiple of 4.
     public static func encode(_ bytes: some Collection<UInt8>) -> String {
         let input = Array(bytes)
-        var output = [UInt8]()
-        output.reserveCapacity((input.count + 2) / 3 * 4)
+        let table = alphabet
+        var output = [UInt8](repeating: UInt8(ascii: "="), count: (input.count + 2) / 3 * 4)
         var index = 0
+        var out = 0
         while index + 3 <= input.count {
             let chunk = UInt32(input[index]) << 16 | UInt32(input[index + 1]) << 8 | UInt32(input[index + 2])
-            output.append(alphabet[Int(chunk >> 18 & 0x3F)])
-            output.append(alphabet[Int(chunk >> 12 & 0x3F)])
-            output.append(alphabet[Int(chunk >> 6 & 0x3F)])
-            output.append(alphabet[Int(chunk & 0x3F)])
+            output[out] = table[Int(chunk >> 18 & 0x3F)]
+            output[out + 1] = table[Int(chunk >> 12 & 0x3F)]
+            output[out + 2] = table[Int(chunk >> 6 & 0x3F)]
+            output[out + 3] = table[Int(chunk & 0x3F)]
             index += 3
+            out += 4
         }
-        switch input.count - index {
-        case 1:
-            let chunk = UInt32(input[index]) << 16
-            output.append(alphabet[Int(chunk >> 18 & 0x3F)])
-            output.append(alphabet[Int(chunk >> 12 & 0x3F)])
-            output.append(UInt8(ascii: "="))
-            output.append(UInt8(ascii: "="))
-        case 2:
-            let chunk = UInt32(input[index]) << 16 | UInt32(input[index + 1]) << 8
-            output.append(alphabet[Int(chunk >> 18 & 0x3F)])
-            output.append(alphabet[Int(chunk >> 12 & 0x3F)])
-            output.append(alphabet[Int(chunk >> 6 & 0x3F)])
-            output.append(UInt8(ascii: "="))
-        default:
-            break
+        let remaining = input.count - index
+        if remaining > 0 {
+            // The trailing "=" are already in place.
+            var chunk = UInt32(input[index]) << 16
+            if remaining == 2 { chunk |= UInt32(input[index + 1]) << 8 }
+            output[out] = table[Int(chunk >> 18 & 0x3F)]
+            output[out + 1] = table[Int(chunk >> 12 & 0x3F)]
+            if remaining == 2 { output[out + 2] = table[Int(chunk >> 6 & 0x3F)] }
         }
         return String(decoding: output, as: UTF8.self)
     }
@@ -78,18 +73,20 @@ public enum URLSafeBase64 {
         guard padding <= 2 else { return nil }
         if padding > 0 && bytes.count % 4 != 0 { return nil }
         if end % 4 == 1 { return nil }
-        var output = [UInt8]()
-        output.reserveCapacity(end / 4 * 3 + 2)
+        let table = values
+        var output = [UInt8](repeating: 0, count: end / 4 * 3 + max(0, end % 4 - 1))
+        var out = 0
         var accumulator: UInt32 = 0
         var bits = 0
         for index in 0..<end {
-            let value = values[Int(bytes[index])]
+            let value = table[Int(bytes[index])]
             guard value != 0xFF else { return nil }
             accumulator = accumulator << 6 | UInt32(value)
             bits += 6
             if bits >= 8 {
                 bits -= 8
-                output.append(UInt8(truncatingIfNeeded: accumulator >> UInt32(bits)))
+                output[out] = UInt8(truncatingIfNeeded: accumulator >> UInt32(bits))
+                out += 1
             }
         }
         guard accumulator & ((1 << UInt32(bits)) - 1) == 0 else { return nil }

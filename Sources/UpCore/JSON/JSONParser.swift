@@ -186,8 +186,15 @@ struct JSONParser {
             case 0x00..<0x20:
                 throw failure("control character in string")
             default:
-                output.append(byte)
+                // Copy the run of plain bytes up to the next quote, backslash or control byte at once.
+                let start = index
                 index += 1
+                while index < bytes.count {
+                    let next = bytes[index]
+                    if next == UInt8(ascii: "\"") || next == UInt8(ascii: "\\") || next < 0x20 { break }
+                    index += 1
+                }
+                output.append(contentsOf: bytes[start..<index])
             }
         }
     }

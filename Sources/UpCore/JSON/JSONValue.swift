@@ -60,7 +60,13 @@ public enum JSONValue: Sendable, Equatable {
     /// Compact JSON text (RFC 8259): no whitespace, members in order, `/` not escaped,
     /// non-ASCII written as raw UTF-8, control characters as `\uXXXX` (or their short escapes).
     public func serialized() -> String {
-        var output = ""
+        String(decoding: serializedBytes(), as: UTF8.self)
+    }
+
+    /// ``serialized()`` as UTF-8 bytes (what goes on the wire).
+    public func serializedBytes() -> [UInt8] {
+        var output = [UInt8]()
+        output.reserveCapacity(128)
         write(to: &output)
         return output
     }
@@ -69,34 +75,43 @@ public enum JSONValue: Sendable, Equatable {
     ///
     /// - Parameter output: Text to append to.
     public func write(to output: inout String) {
+        output += serialized()
+    }
+
+    /// Appends the serialized UTF-8 bytes to `output`.
+    ///
+    /// - Parameter output: Bytes to append to.
+    public func write(to output: inout [UInt8]) {
         switch self {
-        case .null: output += "null"
-        case .bool(let value): output += value ? "true" : "false"
-        case .int(let value): output += String(value)
+        case .null: output.append(contentsOf: "null".utf8)
+        case .bool(let value): output.append(contentsOf: (value ? "true" : "false").utf8)
+        case .int(let value): output.append(contentsOf: String(value).utf8)
         case .double(let value):
             // JSON has no NaN/Infinity; only reachable from hand-built values.
-            if value.isFinite {
-                output += value.rounded() == value && abs(value) < 1e15 ? String(Int64(value)) + ".0" : "\(value)"
+            if !value.isFinite {
+                output.append(contentsOf: "null".utf8)
+            } else if value.rounded() == value && abs(value) < 1e15 {
+                output.append(contentsOf: (String(Int64(value)) + ".0").utf8)
             } else {
-                output += "null"
+                output.append(contentsOf: "\(value)".utf8)
             }
         case .string(let value): Self.writeString(value, to: &output)
         case .array(let elements):
-            output += "["
+            output.append(UInt8(ascii: "["))
             for (index, element) in elements.enumerated() {
-                if index > 0 { output += "," }
+                if index > 0 { output.append(UInt8(ascii: ",")) }
                 element.write(to: &output)
             }
-            output += "]"
+            output.append(UInt8(ascii: "]"))
         case .object(let members):
-            output += "{"
+            output.append(UInt8(ascii: "{"))
             for (index, member) in members.enumerated() {
-                if index > 0 { output += "," }
+                if index > 0 { output.append(UInt8(ascii: ",")) }
                 Self.writeString(member.key, to: &output)
-                output += ":"
+                output.append(UInt8(ascii: ":"))
                 member.value.write(to: &output)
             }
-            output += "}"
+            output.append(UInt8(ascii: "}"))
         }
     }
 
@@ -106,9 +121,9 @@ public enum JSONValue: Sendable, Equatable {
     ///   - value: The text.
     ///   - output: Text to append to.
     public static func writeString(_ value: String, to output: inout String) {
-        output += "\""
-        writeStringContent(value, to: &output)
-        output += "\""
+        var bytes = [UInt8]()
+        writeString(value, to: &bytes)
+        output += String(decoding: bytes, as: UTF8.self)
     }
 
     /// Appends `value` escaped for the inside of a JSON string literal, without quotes.
@@ -117,20 +132,47 @@ public enum JSONValue: Sendable, Equatable {
     ///   - value: The text.
     ///   - output: Text to append to.
     public static func writeStringContent(_ value: String, to output: inout String) {
-        for scalar in value.unicodeScalars {
-            switch scalar {
-            case "\"": output += "\\\""
-            case "\\": output += "\\\\"
-            case "\n": output += "\\n"
-            case "\r": output += "\\r"
-            case "\t": output += "\\t"
-            case "\u{08}": output += "\\b"
-            case "\u{0C}": output += "\\f"
-            case let s where s.value < 0x20:
-                let hex = String(s.value, radix: 16)
-                output += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-            default: output.unicodeScalars.append(scalar)
+        var bytes = [UInt8]()
+        writeStringContent(value, to: &bytes)
+        output += String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// Appends `value` as a quoted JSON string literal, as UTF-8 bytes.
+    ///
+    /// - Parameters:
+    ///   - value: The text.
+    ///   - output: Bytes to append to.
+    public static func writeString(_ value: String, to output: inout [UInt8]) {
+        output.append(UInt8(ascii: "\""))
+        writeStringContent(value, to: &output)
+        output.append(UInt8(ascii: "\""))
+    }
+
+    /// Appends `value` escaped for the inside of a JSON string literal (no quotes), as UTF-8.
+    /// Only `"`, `\\` and control characters are escaped; everything else is copied raw.
+    ///
+    /// - Parameters:
+    ///   - value: The text.
+    ///   - output: Bytes to append to.
+    public static func writeStringContent(_ value: String, to output: inout [UInt8]) {
+        let hex = hexDigits
+        for byte in value.utf8 {
+            switch byte {
+            case UInt8(ascii: "\""): output.append(contentsOf: [0x5C, 0x22])
+            case UInt8(ascii: "\\"): output.append(contentsOf: [0x5C, 0x5C])
+            case 0x0A: output.append(contentsOf: [0x5C, UInt8(ascii: "n")])
+            case 0x0D: output.append(contentsOf: [0x5C, UInt8(ascii: "r")])
+            case 0x09: output.append(contentsOf: [0x5C, UInt8(ascii: "t")])
+            case 0x08: output.append(contentsOf: [0x5C, UInt8(ascii: "b")])
+            case 0x0C: output.append(contentsOf: [0x5C, UInt8(ascii: "f")])
+            case 0x00..<0x20:
+                output.append(contentsOf: "\\u00".utf8)
+                output.append(hex[Int(byte >> 4)])
+                output.append(hex[Int(byte & 0x0F)])
+            default: output.append(byte)
             }
         }
     }
+
+    private static let hexDigits: [UInt8] = Array("0123456789abcdef".utf8)
 }
