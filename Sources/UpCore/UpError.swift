@@ -108,7 +108,8 @@ extension UpError.Code {
     /// 400: a JSON body that does not parse or has the wrong shape.
     public static let invalidJSON = Self(status: 400, message: "invalid json", name: "invalid_json")
     /// 400: v2 part `Content-MD5` mismatch — Appendix A.7.
-    public static let contentMD5Mismatch = Self(status: 400, message: "Content-MD5 mismatch", name: "content_md5_mismatch")
+    public static let contentMD5Mismatch = Self(
+        status: 400, message: "Content-MD5 mismatch", name: "content_md5_mismatch")
     /// 573: rate limited — §8.
     public static let tooFrequent = Self(status: 573, message: "too frequent", name: "too_frequent")
     /// 599: unexpected internal failure (retryable for the SDKs) — §8.

@@ -24,22 +24,4 @@ struct FormURLEncodingTests {
         #expect(FormURLEncoding.percentDecode("a+b%20c", plusAsSpace: false) == "a+b c")
         #expect(FormURLEncoding.percentDecode("a+b%20c") == "a b c")
     }
-
-    @Test func encodedEntryURIRoundTrips() throws {
-        #expect(EncodedEntryURI.encode(bucket: "mybucket", key: "dir/a.txt") == "bXlidWNrZXQ6ZGlyL2EudHh0")
-        let entry = try #require(EncodedEntryURI.decode("bXlidWNrZXQ6ZGlyL2EudHh0"))
-        #expect(entry.bucket == "mybucket" && entry.key == "dir/a.txt")
-        let colon = try #require(EncodedEntryURI.decode(EncodedEntryURI.encode(bucket: "b", key: "a:b")))
-        #expect(colon.bucket == "b" && colon.key == "a:b")
-        let bare = try #require(EncodedEntryURI.decode(EncodedEntryURI.encode(bucket: "b", key: nil)))
-        #expect(bare.bucket == "b" && bare.key == nil)
-        #expect(EncodedEntryURI.decode("!!") == nil)
-    }
-
-    @Test func requestTargetOfURL() {
-        #expect(RequestTarget.of(url: "http://127.0.0.1:8080/callback?x=1") == "/callback?x=1")
-        #expect(RequestTarget.of(url: "https://h/p/q#frag") == "/p/q")
-        #expect(RequestTarget.of(url: "http://h") == "/")
-        #expect(RequestTarget.of(url: "http://h?x=1") == "/?x=1")
-    }
 }

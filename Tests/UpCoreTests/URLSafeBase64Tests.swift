@@ -40,11 +40,4 @@ struct URLSafeBase64Tests {
             #expect(URLSafeBase64.decode(encoded.filter { $0 != "=" }) == bytes)
         }
     }
-
-    @Test func constantTimeEquals() {
-        #expect(ConstantTime.equals("abc".utf8, "abc".utf8))
-        #expect(!ConstantTime.equals("abc".utf8, "abd".utf8))
-        #expect(!ConstantTime.equals("abc".utf8, "abcd".utf8))
-        #expect(ConstantTime.equals([UInt8](), [UInt8]()))
-    }
 }

@@ -21,7 +21,8 @@ public enum QiniuDate {
             (1...12).contains(month), (1...CivilTime.daysInMonth(year: year, month: month)).contains(day),
             hour < 24, minute < 60, second < 60
         else { return nil }
-        return CivilTime.daysFromCivil(year: year, month: month, day: day) * 86_400 + hour * 3_600 + minute * 60 + second
+        let days = CivilTime.daysFromCivil(year: year, month: month, day: day)
+        return days * 86_400 + hour * 3_600 + minute * 60 + second
     }
 
     /// Formats Unix seconds as `YYYYMMDDTHHMMSSZ` (UTC), for an up-server that signs the date.

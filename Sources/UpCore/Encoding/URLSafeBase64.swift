@@ -5,7 +5,8 @@
 /// (qiniu-protocol.md, "Notation"); ``decode(_:)`` accepts padded and unpadded text.
 /// Hand-written tables: this sits on the token-verification hot path.
 public enum URLSafeBase64 {
-    private static let alphabet: [UInt8] = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
+    private static let alphabet: [UInt8] = Array(
+        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
 
     /// Maps an ASCII byte to its 6-bit value; 0xFF for bytes outside the URL-safe alphabet.
     private static let values: [UInt8] = {
