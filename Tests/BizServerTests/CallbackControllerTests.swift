@@ -1,6 +1,8 @@
+import Basics
 import BizServer
 import Foundation
 import HTTPKit
+import TestSupport
 import Testing
 import UpCore
 
