@@ -31,16 +31,19 @@ let package = Package(
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         .systemLibrary(name: "CMicroHTTPD", pkgConfig: "libmicrohttpd", providers: [.apt(["libmicrohttpd-dev"])]),
         .systemLibrary(name: "CSQLite3", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
 
         // MARK: Native — the only importers of C, the only users of Unsafe*
         .target(name: "NativeCrypto", dependencies: ["CLibCrypto", "CZlib"], swiftSettings: native),
         .target(name: "NativeStore", dependencies: ["CSQLite3"], swiftSettings: native),
         .target(name: "NativeHTTP", dependencies: ["CMicroHTTPD"], swiftSettings: native),
+        .target(name: "NativeCurl", dependencies: ["CCurl"], swiftSettings: native),
 
         // MARK: Safe layers
         .target(name: "Basics", swiftSettings: safeOnly),
         .target(name: "UpCore", dependencies: ["NativeCrypto"], swiftSettings: safeOnly),
         .target(name: "HTTPKit", dependencies: ["NativeHTTP", "Basics"], swiftSettings: safeOnly),
+        .target(name: "HTTPTransport", dependencies: ["NativeCurl", "Basics"], swiftSettings: safeOnly),
         .target(
             name: "BizServer",
             dependencies: ["UpCore", "HTTPKit", "NativeStore", "NativeCrypto", "Basics"],
@@ -63,8 +66,11 @@ let package = Package(
         ),
         .testTarget(name: "HTTPKitTests", dependencies: ["HTTPKit", "TestSupport"], swiftSettings: safeOnly),
         .testTarget(
+            name: "HTTPTransportTests", dependencies: ["HTTPTransport", "HTTPKit", "Basics", "TestSupport"],
+            swiftSettings: safeOnly),
+        .testTarget(
             name: "BizServerTests",
-            dependencies: ["BizServer", "UpCore", "HTTPKit", "TestSupport"],
+            dependencies: ["BizServer", "UpCore", "HTTPKit", "NativeCrypto", "NativeStore", "Basics", "TestSupport"],
             swiftSettings: safeOnly
         ),
     ]

@@ -1,4 +1,4 @@
-import HTTPKit
+public import HTTPKit
 
 /// Biz-server errors render themselves once, in HTTPKit, as `{"error": message}`.
 extension BizError: HTTPResponseError {

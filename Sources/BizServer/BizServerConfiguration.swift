@@ -189,6 +189,9 @@ public struct BizServerConfiguration: Sendable {
             guard (1...86_400).contains(client.tokenLifetimeSeconds) else {
                 throw ConfigurationError("\(name): tokenLifetimeSeconds must be 1…86400 (24 h at most)")
             }
+            if let limit = client.mimeLimit, limit.trimmingCharacters(in: " ").isEmpty || limit == "!" {
+                throw ConfigurationError("\(name): mimeLimit must list at least one type (omit it to allow all)")
+            }
             if let min = client.fsizeMin, let max = client.fsizeLimit, min > max {
                 throw ConfigurationError("\(name): fsizeMin is larger than fsizeLimit")
             }

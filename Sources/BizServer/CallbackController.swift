@@ -1,5 +1,6 @@
 import Basics
 import HTTPKit
+import UpCore
 
 /// `POST /v1/callback`: verify the up server's signature and freshness on the raw request,
 /// record the upload exactly once, answer with the record (which the up server relays to the
@@ -28,7 +29,7 @@ struct CallbackController: Sendable {
                 authorization: request.headers["Authorization"], method: request.method.rawValue,
                 target: request.target, headers: headers, body: request.body, now: clock.unixSeconds)
             payload = try CallbackPayload.parse(body: request.body, contentType: request.headers["Content-Type"])
-            context.logger.debug("callback verified", ["reqid": .string(context.requestID), "scheme": "\(verified.scheme)"])
+            context.logger.debug("callback verified", ["reqid": .string(context.requestID), "scheme": .string("\(verified.scheme)")])
         } catch {
             metrics.callbacksRejected.increment([error.name])
             context.logger.warning(

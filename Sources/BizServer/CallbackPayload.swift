@@ -57,7 +57,7 @@ struct CallbackPayload: Sendable, Equatable {
     private static func parseJSON(_ body: [UInt8]) throws(BizError) -> CallbackPayload {
         let json: JSONValue
         do {
-            json = try JSONParser.parse(body)
+            json = try JSONValue.parse(body)
         } catch {
             throw .malformedCallback("body is not valid JSON")
         }

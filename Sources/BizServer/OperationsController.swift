@@ -1,3 +1,4 @@
+import Basics
 import HTTPKit
 
 /// `GET /healthz` and `GET /metrics`.

@@ -1,5 +1,6 @@
 import Basics
 import HTTPKit
+import UpCore
 
 /// `POST /v1/uptoken`: authenticate the API client, rate-limit, validate, sign, answer.
 struct TokenController: Sendable {

@@ -37,14 +37,6 @@ struct TokenIssuer: Sendable {
         if let key = request.key, !key.hasPrefix(prefix) {
             throw BizError.keyOutsidePrefix.with(detail: "client \(client.id)")
         }
-        if let size = request.fsize {
-            if let minimum = client.fsizeMin, size < minimum { throw BizError.fileTooSmall }
-            if let limit = client.fsizeLimit, size > limit { throw BizError.fileTooLarge }
-        }
-        if let mime = request.mimeType, let limit = client.mimeLimit, !MimeLimit(limit).allows(mime) {
-            throw BizError.limitedMimeType
-        }
-
         var policy: PutPolicy
         if let key = request.key {
             // qiniu-protocol.md §1.3: "<bucket>:<key>" allows exactly that key (overwrite unless insertOnly),
@@ -64,6 +56,19 @@ struct TokenIssuer: Sendable {
         policy.fsizeLimit = client.fsizeLimit
         policy.mimeLimit = client.mimeLimit
         policy.returnBody = client.returnBody
+
+        // A declared size or type is checked by the very code the up server runs on the real
+        // object (PutPolicy+Limits), so biz-server cannot disagree with it.
+        do {
+            if let size = request.fsize { try policy.checkSize(size) }
+            if let mime = request.mimeType { try policy.checkMimeType(mime) }
+        } catch {
+            switch error.code {
+            case .fileTooSmall: throw BizError.fileTooSmall.with(detail: error.detail)
+            case .fileTooLarge: throw BizError.fileTooLarge.with(detail: error.detail)
+            default: throw BizError.limitedMimeType.with(detail: error.detail)
+            }
+        }
 
         let constants = Self.constants(client: client, request: request, traceID: traceID)
         switch client.callbackBodyType {

@@ -26,7 +26,7 @@ struct TokenRequest: Sendable, Equatable {
         guard !body.isEmpty else { return TokenRequest() }
         let json: JSONValue
         do {
-            json = try JSONParser.parse(body)
+            json = try JSONValue.parse(body)
         } catch {
             throw .invalidRequest("body is not valid JSON")
         }

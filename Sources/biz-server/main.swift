@@ -72,7 +72,7 @@ do {
 do {
     try FileManager.default.createDirectory(atPath: configuration.dataDirectory, withIntermediateDirectories: true)
     let storePath = (configuration.dataDirectory as NSString).appendingPathComponent("uploads.sqlite3")
-    let store = try SQLiteUploadRecordStore(path: storePath, synchronous: configuration.durableWrites ? .full : .normal)
+    let store = try SQLiteUploadRecordStore(path: storePath, durableWrites: configuration.durableWrites)
     let server = BizServer(configuration: configuration, store: store, logger: logger)
     try await server.run()
     logger.info("biz-server stopped")

@@ -1,0 +1,61 @@
+/// Header fields in order, with names kept as written and looked up case-insensitively
+/// (RFC 9110 §5.1).
+public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
+    /// The fields in order.
+    public private(set) var fields: [(name: String, value: String)]
+
+    /// Creates headers from fields in order.
+    public init(_ fields: [(name: String, value: String)] = []) { self.fields = fields }
+
+    /// Creates headers from a literal, in literal order.
+    public init(dictionaryLiteral elements: (String, String)...) {
+        self.fields = elements.map { (name: $0.0, value: $0.1) }
+    }
+
+    /// The first value for `name`, or `nil`.
+    public subscript(name: String) -> String? {
+        fields.first { Self.equalNames($0.name, name) }?.value
+    }
+
+    /// Every value for `name`, in order.
+    public func values(for name: String) -> [String] {
+        fields.filter { Self.equalNames($0.name, name) }.map(\.value)
+    }
+
+    /// Whether a field named `name` exists.
+    public func contains(_ name: String) -> Bool { self[name] != nil }
+
+    /// The number of fields.
+    public var count: Int { fields.count }
+
+    /// Appends a field, keeping existing ones with the same name.
+    public mutating func add(name: String, value: String) { fields.append((name, value)) }
+
+    /// Replaces every field named `name` with one field (appended if none existed).
+    public mutating func set(name: String, value: String) {
+        if let index = fields.firstIndex(where: { Self.equalNames($0.name, name) }) {
+            fields[index].value = value
+            var later = index + 1
+            while later < fields.count {
+                if Self.equalNames(fields[later].name, name) { fields.remove(at: later) } else { later += 1 }
+            }
+        } else {
+            fields.append((name, value))
+        }
+    }
+
+    /// Removes every field named `name`.
+    public mutating func remove(name: String) { fields.removeAll { Self.equalNames($0.name, name) } }
+
+    /// Iterates the fields in order.
+    public func makeIterator() -> IndexingIterator<[(name: String, value: String)]> { fields.makeIterator() }
+
+    /// ASCII case-insensitive comparison; field names are tokens, so no Unicode folding is needed.
+    static func equalNames(_ a: String, _ b: String) -> Bool {
+        let x = a.utf8, y = b.utf8
+        guard x.count == y.count else { return false }
+        return zip(x, y).allSatisfy { p, q in
+            p == q || (p | 0x20 == q | 0x20 && (p | 0x20) >= 0x61 && (p | 0x20) <= 0x7A)
+        }
+    }
+}

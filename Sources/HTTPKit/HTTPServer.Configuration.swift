@@ -1,0 +1,50 @@
+internal import Foundation
+
+extension HTTPServer {
+    /// Server settings; every default is set in the initializer.
+    public struct Configuration: Sendable {
+        /// IPv4 address to bind. Default `"127.0.0.1"` (never every interface by accident).
+        public var host: String
+        /// Port to bind. Default 0: the system picks one, read it from ``HTTPServer/port``.
+        public var port: Int
+        /// MHD worker threads. Default: one per core.
+        public var threadCount: Int
+        /// Idle time before a connection that is not waiting on a handler is closed. Default 60 s.
+        public var connectionTimeout: Duration
+        /// Memory per connection for the request head and read buffer. A head larger than about
+        /// half of it is answered 431 by libmicrohttpd. Default 64 KiB.
+        public var connectionMemoryLimit: Int
+        /// Time a handler (including reading a collected body) may take before the client gets
+        /// 503 `{"error":"handler timed out"}`. Routes may override it. Default 30 s.
+        public var handlerTimeout: Duration
+        /// How long ``HTTPServer/shutdown()`` lets in-flight requests finish before answering the
+        /// rest with 503. Default 10 s.
+        public var shutdownGracePeriod: Duration
+        /// Unread streamed-body bytes at which the server stops reading from the socket. Default 256 KiB.
+        public var bodyBufferLimit: Int
+
+        /// The number of active processor cores (the default thread count).
+        public static var coreCount: Int { ProcessInfo.processInfo.activeProcessorCount }
+
+        /// Creates a configuration; see each property for its meaning and default.
+        public init(
+            host: String = "127.0.0.1",
+            port: Int = 0,
+            threadCount: Int = Configuration.coreCount,
+            connectionTimeout: Duration = .seconds(60),
+            connectionMemoryLimit: Int = 64 << 10,
+            handlerTimeout: Duration = .seconds(30),
+            shutdownGracePeriod: Duration = .seconds(10),
+            bodyBufferLimit: Int = 256 << 10
+        ) {
+            self.host = host
+            self.port = port
+            self.threadCount = threadCount
+            self.connectionTimeout = connectionTimeout
+            self.connectionMemoryLimit = connectionMemoryLimit
+            self.handlerTimeout = handlerTimeout
+            self.shutdownGracePeriod = shutdownGracePeriod
+            self.bodyBufferLimit = bodyBufferLimit
+        }
+    }
+}

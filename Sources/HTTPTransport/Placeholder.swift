@@ -1,0 +1,1 @@
+// placeholder: the async HTTP client protocol + libcurl implementation

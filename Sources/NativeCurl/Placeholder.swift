@@ -1,0 +1,1 @@
+// placeholder: NativeCurl wraps libcurl (owner: the HTTPTransport work)

@@ -1,0 +1,224 @@
+internal import CMicroHTTPD
+import Synchronization
+
+/// One request in flight on a libmicrohttpd connection: its head, its body as it arrives, and the
+/// single response it will get.
+///
+/// Threads: the body is fed and the response is queued on an MHD worker thread; ``body`` is read
+/// and ``respond(_:)`` is called from Swift tasks. The connection is *suspended* whenever MHD must
+/// wait for Swift (too many unread body pieces, or the final call arrived before the response),
+/// and resumed by whoever removes the reason. `MHD_suspend_connection` is always called before the
+/// `suspended` flag becomes visible, so a resume can never overtake its suspend (MHD would drop it).
+public final class HTTPExchange: Sendable {
+    /// The request head.
+    public let request: RawRequest
+
+    let connection: ConnectionHandle
+    let buffering: BodyBuffering
+    private let state = Mutex(State())
+
+    struct State {
+        var pieces: [[UInt8]] = []
+        var headIndex = 0
+        var bufferedBytes = 0
+        var receivedBytes = 0
+        var bodyFinished = false
+        var pendingResponse: RawResponse?
+        var responded = false
+        var suspended = false
+        var closed = false
+        var discardedBytes = 0
+        var waiter: CheckedContinuation<[UInt8]?, any Error>?
+    }
+
+    init(request: RawRequest, connection: ConnectionHandle, buffering: BodyBuffering) {
+        self.request = request
+        self.connection = connection
+        self.buffering = buffering
+    }
+
+    /// The body pieces in arrival order, with backpressure: at most about
+    /// `MicroHTTPDServer.Options.bodyHighWater` bytes wait in memory before MHD stops reading.
+    /// Read it once, from one task.
+    public var body: HTTPBodyPieces { HTTPBodyPieces(exchange: self) }
+
+    /// Whether ``respond(_:)`` has already accepted a response.
+    public var hasResponded: Bool { state.withLock { $0.responded } }
+
+    /// Whether the connection is currently parked waiting for Swift.
+    public var isSuspended: Bool { state.withLock { $0.suspended } }
+
+    /// Body bytes received from the client so far.
+    public var receivedBodyBytes: Int { state.withLock { $0.receivedBytes } }
+
+    /// Sends `response` (once). Returns `false` if a response was already given or the client is
+    /// gone; in that case a file body's descriptor is closed here.
+    ///
+    /// Body bytes the handler has not read are dropped; bytes still arriving are discarded (up to
+    /// `discardLimit`, then the connection is closed) so the client can read the answer.
+    @discardableResult
+    public func respond(_ response: RawResponse) -> Bool {
+        let (accepted, resume, waiter) = state.withLock { s -> (Bool, Bool, CheckedContinuation<[UInt8]?, any Error>?) in
+            guard !s.responded, !s.closed else { return (false, false, nil) }
+            s.responded = true
+            s.pendingResponse = response
+            s.pieces = []
+            s.headIndex = 0
+            s.bufferedBytes = 0
+            let waiter = s.waiter
+            s.waiter = nil
+            let resume = s.suspended
+            s.suspended = false
+            return (true, resume, waiter)
+        }
+        guard accepted else {
+            Self.dispose(response)
+            return false
+        }
+        waiter?.resume(throwing: HTTPExchangeError.responseAlreadySent)
+        if resume { unsafe MHD_resume_connection(connection.pointer) }
+        return true
+    }
+
+    // MARK: Swift side of the body
+
+    func nextPiece() async throws -> [UInt8]? {
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<[UInt8]?, any Error>) in
+                enum Step { case piece([UInt8], resume: Bool), end, fail(any Error), wait }
+                let step = state.withLock { s -> Step in
+                    if s.headIndex < s.pieces.count {
+                        let piece = s.pieces[s.headIndex]
+                        s.headIndex += 1
+                        s.bufferedBytes -= piece.count
+                        if s.headIndex == s.pieces.count {
+                            s.pieces.removeAll(keepingCapacity: true)
+                            s.headIndex = 0
+                        }
+                        // Resume a reader parked for backpressure once the buffer has drained.
+                        let resume = s.suspended && !s.bodyFinished && !s.responded
+                            && s.bufferedBytes <= buffering.lowWater
+                        if resume { s.suspended = false }
+                        return .piece(piece, resume: resume)
+                    }
+                    if s.responded { return .fail(HTTPExchangeError.responseAlreadySent) }
+                    if s.bodyFinished { return .end }
+                    if s.closed { return .fail(HTTPExchangeError.connectionClosed) }
+                    if Task.isCancelled { return .fail(CancellationError()) }
+                    s.waiter = continuation
+                    return .wait
+                }
+                switch step {
+                case .piece(let piece, let resume):
+                    if resume { unsafe MHD_resume_connection(connection.pointer) }
+                    continuation.resume(returning: piece)
+                case .end: continuation.resume(returning: nil)
+                case .fail(let error): continuation.resume(throwing: error)
+                case .wait: break
+                }
+            }
+        } onCancel: {
+            let waiter = state.withLock { s in
+                defer { s.waiter = nil }
+                return s.waiter
+            }
+            waiter?.resume(throwing: CancellationError())
+        }
+    }
+
+    // MARK: MHD side (worker thread of this connection only)
+
+    /// Takes a body piece. Returns `false` when the connection should be closed.
+    func receive(_ piece: [UInt8]) -> Bool {
+        let (keepOpen, waiter) = state.withLock { s -> (Bool, CheckedContinuation<[UInt8]?, any Error>?) in
+            s.receivedBytes += piece.count
+            if s.responded {
+                s.discardedBytes += piece.count
+                return (s.discardedBytes <= buffering.discardLimit, nil)
+            }
+            if let waiter = s.waiter {
+                s.waiter = nil
+                return (true, waiter)
+            }
+            s.pieces.append(piece)
+            s.bufferedBytes += piece.count
+            if s.bufferedBytes >= buffering.highWater && !s.suspended {
+                unsafe MHD_suspend_connection(connection.pointer)
+                s.suspended = true
+            }
+            return (true, nil)
+        }
+        waiter?.resume(returning: piece)
+        return keepOpen
+    }
+
+    /// Marks the body complete (MHD's final call).
+    func finishBody() {
+        let waiter = state.withLock { s -> CheckedContinuation<[UInt8]?, any Error>? in
+            s.bodyFinished = true
+            defer { s.waiter = nil }
+            return s.waiter
+        }
+        waiter?.resume(returning: nil)
+    }
+
+    /// The response if one is ready to queue; otherwise, when `suspendIfNotReady`, parks the
+    /// connection until ``respond(_:)`` resumes it.
+    func takeResponse(suspendIfNotReady: Bool) -> RawResponse? {
+        state.withLock { s in
+            if let response = s.pendingResponse {
+                s.pendingResponse = nil
+                return response
+            }
+            if suspendIfNotReady && !s.responded && !s.suspended {
+                unsafe MHD_suspend_connection(connection.pointer)
+                s.suspended = true
+            }
+            return nil
+        }
+    }
+
+    /// MHD is done with the connection for this request (response sent, client gone, or daemon
+    /// stopping). After this, nothing may touch `connection`.
+    func connectionClosed() {
+        let (waiter, leftover) = state.withLock { s -> (CheckedContinuation<[UInt8]?, any Error>?, RawResponse?) in
+            s.closed = true
+            s.suspended = false
+            let leftover = s.pendingResponse
+            s.pendingResponse = nil
+            defer { s.waiter = nil }
+            return (s.waiter, leftover)
+        }
+        waiter?.resume(throwing: HTTPExchangeError.connectionClosed)
+        if let leftover { Self.dispose(leftover) }
+    }
+
+    static func dispose(_ response: RawResponse) {
+        if case .file(let descriptor, _, _) = response.body { closeDescriptor(descriptor) }
+    }
+
+    /// Closes a file descriptor that was meant for a response body that will never be sent.
+    public static func closeDescriptor(_ descriptor: Int32) { cmhd_close_socket(descriptor) }
+}
+
+/// Why reading a request body stopped early.
+public enum HTTPExchangeError: Error, Sendable {
+    /// The client disconnected before the body was complete.
+    case connectionClosed
+    /// A response was already sent, so the rest of the body is being discarded.
+    case responseAlreadySent
+}
+
+/// Body buffering limits shared by all exchanges of one daemon.
+struct BodyBuffering: Sendable {
+    var highWater: Int
+    var lowWater: Int
+    var discardLimit: Int
+}
+
+/// A `struct MHD_Connection *`, only dereferenced by MHD. Sendable because MHD allows
+/// `MHD_resume_connection` from any thread, and it is only called while the connection is
+/// suspended (so it cannot have been freed).
+@safe struct ConnectionHandle: @unchecked Sendable {
+    let pointer: OpaquePointer
+}

@@ -1,0 +1,171 @@
+internal import CMicroHTTPD
+
+// The C callbacks of MicroHTTPDServer. They are top-level and capture nothing so they convert to
+// @convention(c); the daemon's DaemonContext arrives unretained in `cls` (the server keeps it
+// alive until MHD_stop_daemon returns), and each request's RequestSlot travels retained in
+// `con_cls` from the URI-log callback to MHD_OPTION_NOTIFY_COMPLETED, which releases it.
+
+/// Per-request state owned by MHD's `con_cls`; only touched on the connection's worker thread.
+final class RequestSlot {
+    let target: String
+    var exchange: HTTPExchange?
+
+    init(target: String) { self.target = target }
+}
+
+/// Called once per request with the URI before MHD parses or unescapes it: the raw target.
+func onURILogged(
+    _ cls: UnsafeMutableRawPointer?,
+    _ uri: UnsafePointer<CChar>?,
+    _ connection: OpaquePointer?
+) -> UnsafeMutableRawPointer? {
+    let target = unsafe uri.map { unsafe String(cString: $0) } ?? ""
+    return unsafe Unmanaged.passRetained(RequestSlot(target: target)).toOpaque()
+}
+
+
+func onAccess(
+    _ cls: UnsafeMutableRawPointer?,
+    _ connection: OpaquePointer?,
+    _ url: UnsafePointer<CChar>?,
+    _ method: UnsafePointer<CChar>?,
+    _ version: UnsafePointer<CChar>?,
+    _ uploadData: UnsafePointer<CChar>?,
+    _ uploadDataSize: UnsafeMutablePointer<Int>?,
+    _ requestContext: UnsafeMutablePointer<UnsafeMutableRawPointer?>?
+) -> MHD_Result {
+    guard let cls = unsafe cls, let connection = unsafe connection,
+          let requestContext = unsafe requestContext, let uploadDataSize = unsafe uploadDataSize
+    else { return .NO }
+    let context = unsafe Unmanaged<DaemonContext>.fromOpaque(cls).takeUnretainedValue()
+    let slot: RequestSlot
+    if let raw = unsafe requestContext.pointee {
+        slot = unsafe Unmanaged<RequestSlot>.fromOpaque(raw).takeUnretainedValue()
+    } else {
+        // The URI-log callback always runs first; this is only a fallback (decoded path).
+        slot = RequestSlot(target: unsafe url.map { unsafe String(cString: $0) } ?? "/")
+        unsafe requestContext.pointee = unsafe Unmanaged.passRetained(slot).toOpaque()
+    }
+
+    guard let exchange = slot.exchange else {
+        // First call: the head is complete, no body has been read yet.
+        let request = RawRequest(
+            method: unsafe method.map { unsafe String(cString: $0) } ?? "",
+            target: slot.target,
+            version: unsafe version.map { unsafe String(cString: $0) } ?? "",
+            headers: unsafe requestHeaders(connection),
+            remoteAddress: unsafe clientAddress(connection)
+        )
+        let exchange = unsafe HTTPExchange(
+            request: request, connection: ConnectionHandle(pointer: connection), buffering: context.buffering
+        )
+        slot.exchange = exchange
+        context.register(exchange)
+        context.handler(exchange)
+        if let response = exchange.takeResponse(suspendIfNotReady: false) {
+            return unsafe queue(response, on: connection, context: context)
+        }
+        return .YES
+    }
+
+    let size = unsafe uploadDataSize.pointee
+    if size > 0 {
+        // Copy out of MHD's read buffer now; it is reused as soon as we return.
+        let piece = unsafe uploadData.map { unsafe [UInt8](UnsafeRawBufferPointer(start: $0, count: size)) } ?? []
+        unsafe uploadDataSize.pointee = 0
+        return exchange.receive(piece) ? .YES : .NO
+    }
+
+    // Final call (body complete), or MHD calling again after a resume.
+    exchange.finishBody()
+    if let response = exchange.takeResponse(suspendIfNotReady: true) {
+        return unsafe queue(response, on: connection, context: context)
+    }
+    return .YES
+}
+
+
+func onRequestCompleted(
+    _ cls: UnsafeMutableRawPointer?,
+    _ connection: OpaquePointer?,
+    _ requestContext: UnsafeMutablePointer<UnsafeMutableRawPointer?>?,
+    _ termination: MHD_RequestTerminationCode
+) {
+    guard let cls = unsafe cls, let requestContext = unsafe requestContext,
+          let raw = unsafe requestContext.pointee
+    else { return }
+    unsafe requestContext.pointee = nil
+    let context = unsafe Unmanaged<DaemonContext>.fromOpaque(cls).takeUnretainedValue()
+    let slot = unsafe Unmanaged<RequestSlot>.fromOpaque(raw).takeRetainedValue()
+    if let exchange = slot.exchange {
+        exchange.connectionClosed()
+        context.unregister(exchange)
+    }
+}
+
+
+/// Builds the MHD response and queues it; MHD keeps its own reference, so we destroy ours.
+private func queue(_ response: RawResponse, on connection: OpaquePointer, context: DaemonContext) -> MHD_Result {
+    let created: OpaquePointer?
+    switch response.body {
+    case .bytes(let bytes):
+        unsafe created = bytes.withUnsafeBytes { buffer in
+            unsafe MHD_create_response_from_buffer(
+                buffer.count, UnsafeMutableRawPointer(mutating: buffer.baseAddress), .RESPMEM_MUST_COPY
+            )
+        }
+    case .file(let descriptor, let offset, let length):
+        unsafe created = MHD_create_response_from_fd_at_offset64(length, descriptor, offset)
+        if unsafe created == nil { cmhd_close_socket(descriptor) }
+    }
+    guard let created = unsafe created else { return .NO }
+    for (name, value) in response.headers {
+        // MHD rejects names/values with CR or LF; such a header is dropped rather than injected.
+        _ = unsafe MHD_add_response_header(created, name, value)
+    }
+    if context.isDraining {
+        _ = unsafe MHD_add_response_header(created, "Connection", "close")
+    }
+    let result = unsafe MHD_queue_response(connection, UInt32(clamping: response.status), created)
+    unsafe MHD_destroy_response(created)
+    return result
+}
+
+/// Collects header fields in arrival order; `cls` points at this box during the call only.
+private final class HeaderCollector {
+    var fields: [(name: String, value: String)] = []
+}
+
+private func collectHeader(
+    _ cls: UnsafeMutableRawPointer?,
+    _ kind: MHD_ValueKind,
+    _ key: UnsafePointer<CChar>?,
+    _ keySize: Int,
+    _ value: UnsafePointer<CChar>?,
+    _ valueSize: Int
+) -> MHD_Result {
+    guard let cls = unsafe cls, let key = unsafe key else { return .YES }
+    let collector = unsafe Unmanaged<HeaderCollector>.fromOpaque(cls).takeUnretainedValue()
+    let name = unsafe String(decoding: UnsafeRawBufferPointer(start: key, count: keySize), as: UTF8.self)
+    let text = unsafe value.map {
+        unsafe String(decoding: UnsafeRawBufferPointer(start: $0, count: valueSize), as: UTF8.self)
+    } ?? ""
+    collector.fields.append((name, text))
+    return .YES
+}
+
+private func requestHeaders(_ connection: OpaquePointer) -> [(name: String, value: String)] {
+    let collector = HeaderCollector()
+    withExtendedLifetime(collector) {
+        _ = unsafe MHD_get_connection_values_n(
+            connection, .HEADER_KIND, collectHeader, Unmanaged.passUnretained(collector).toOpaque()
+        )
+    }
+    return collector.fields
+}
+
+private func clientAddress(_ connection: OpaquePointer) -> String {
+    var buffer = [CChar](repeating: 0, count: 64)
+    let length = unsafe buffer.withUnsafeMutableBufferPointer { unsafe cmhd_client_address(connection, $0.baseAddress, $0.count) }
+    return String(decoding: buffer.prefix(length).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+}

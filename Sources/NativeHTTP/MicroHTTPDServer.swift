@@ -1,0 +1,153 @@
+internal import CMicroHTTPD
+import Synchronization
+
+/// The libmicrohttpd daemon: owns the `MHD_Daemon *` and turns each request into an
+/// ``HTTPExchange`` handed to a Swift closure.
+///
+/// Mode: internal epoll thread pool (`MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL`) with
+/// suspend/resume, so handlers run as Swift tasks and never block a pool thread (DESIGN.md,
+/// "Decisions"). Stopping follows the MHD rules: quiesce, drain, and never call
+/// `MHD_stop_daemon` while a connection is suspended.
+public final class MicroHTTPDServer: Sendable {
+    /// Daemon settings; every default is chosen here.
+    public struct Options: Sendable {
+        /// IPv4 address to bind, e.g. `"127.0.0.1"` or `"0.0.0.0"`.
+        public var host: String
+        /// Port to bind; 0 picks a free one (read it back from ``port``).
+        public var port: Int
+        /// Worker threads in MHD's pool.
+        public var threadCount: Int
+        /// Idle seconds before MHD closes a connection that is not suspended.
+        public var connectionTimeoutSeconds: Int
+        /// Bytes MHD may use per connection for the request head and read buffer; a head larger
+        /// than about half of this is answered with 431 by MHD.
+        public var connectionMemoryLimit: Int
+        /// Pending-connection queue length for `listen`.
+        public var listenBacklog: Int
+        /// Unread body bytes at which MHD stops reading from the socket.
+        public var bodyHighWater: Int
+        /// Bytes still arriving after a response was chosen that are read and dropped before the
+        /// connection is closed instead.
+        public var discardLimit: Int
+
+        /// Creates options; see each property for its meaning.
+        public init(
+            host: String = "127.0.0.1",
+            port: Int = 0,
+            threadCount: Int = 2,
+            connectionTimeoutSeconds: Int = 60,
+            connectionMemoryLimit: Int = 64 << 10,
+            listenBacklog: Int = 1024,
+            bodyHighWater: Int = 256 << 10,
+            discardLimit: Int = 8 << 20
+        ) {
+            self.host = host
+            self.port = port
+            self.threadCount = threadCount
+            self.connectionTimeoutSeconds = connectionTimeoutSeconds
+            self.connectionMemoryLimit = connectionMemoryLimit
+            self.listenBacklog = listenBacklog
+            self.bodyHighWater = bodyHighWater
+            self.discardLimit = discardLimit
+        }
+    }
+
+    /// The port actually bound.
+    public let port: Int
+
+    private let daemon: Mutex<DaemonState>
+    private let context: DaemonContext
+
+    private struct DaemonState: ~Copyable {
+        var pointer: DaemonHandle?
+        var listenSocket: Int32 = -1
+    }
+
+    /// Starts listening. `handler` runs on an MHD worker thread once per request, when the head
+    /// is complete; it must return quickly (start a task) and may call
+    /// ``HTTPExchange/respond(_:)`` right away to answer without reading the body.
+    public init(options: Options, handler: @escaping @Sendable (HTTPExchange) -> Void) throws(MicroHTTPDError) {
+        guard (0...65_535).contains(options.port) else { throw .invalidAddress(options.host) }
+        let context = DaemonContext(
+            handler: handler,
+            buffering: BodyBuffering(
+                highWater: max(1, options.bodyHighWater),
+                lowWater: max(0, options.bodyHighWater / 4),
+                discardLimit: max(0, options.discardLimit)
+            )
+        )
+        let flags = MHD_USE_INTERNAL_POLLING_THREAD.rawValue | MHD_USE_EPOLL.rawValue
+            | MHD_ALLOW_SUSPEND_RESUME.rawValue
+        let contextPointer = unsafe Unmanaged.passUnretained(context).toOpaque()
+        let started = unsafe cmhd_start_daemon(
+            flags, options.host, UInt16(options.port),
+            onAccess, contextPointer,
+            onRequestCompleted, contextPointer,
+            onURILogged, contextPointer,
+            UInt32(clamping: options.connectionTimeoutSeconds),
+            UInt32(clamping: max(1, options.threadCount)),
+            max(4096, options.connectionMemoryLimit),
+            UInt32(clamping: options.listenBacklog)
+        )
+        guard let started = unsafe started else {
+            throw .startFailed(host: options.host, port: options.port)
+        }
+        self.context = context
+        self.port = Int(unsafe cmhd_bound_port(started))
+        self.daemon = Mutex(DaemonState(pointer: unsafe DaemonHandle(pointer: started)))
+    }
+
+    deinit {
+        stop()
+    }
+
+    /// Requests whose exchange has started and not yet completed.
+    public var inFlightCount: Int { context.exchangeCount }
+
+    /// The exchanges currently in flight (for shutdown: answer the ones still waiting).
+    public var inFlightExchanges: [HTTPExchange] { context.exchanges }
+
+    /// Stops accepting new connections; requests already in flight continue, and responses from
+    /// now on carry `Connection: close` so keep-alive clients go away.
+    public func stopAccepting() {
+        context.beginDraining()
+        daemon.withLock { state in
+            guard let handle = state.pointer, state.listenSocket < 0 else { return }
+            state.listenSocket = unsafe MHD_quiesce_daemon(handle.pointer)
+        }
+    }
+
+    /// Stops the daemon. Exchanges still waiting for a response are answered with `fallback` first
+    /// and their connections resumed (MHD forbids stopping with suspended connections); then open
+    /// connections are closed. Blocks for at most about a second while suspended connections
+    /// resume. Idempotent.
+    public func stop(fallback: RawResponse = RawResponse(status: 503)) {
+        context.beginDraining()
+        for exchange in context.exchanges { exchange.respond(fallback) }
+        var waitedMilliseconds = 0
+        while context.exchanges.contains(where: { $0.isSuspended }) && waitedMilliseconds < 1000 {
+            context.sleepMilliseconds(5)
+            waitedMilliseconds += 5
+        }
+        daemon.withLock { state in
+            guard let handle = state.pointer else { return }
+            unsafe MHD_stop_daemon(handle.pointer)
+            cmhd_close_socket(state.listenSocket)
+            state.pointer = nil
+            state.listenSocket = -1
+        }
+    }
+}
+
+/// Why the daemon could not start.
+public enum MicroHTTPDError: Error, Sendable, Equatable {
+    /// The host is not a dotted IPv4 address or the port is out of range.
+    case invalidAddress(String)
+    /// MHD refused to start (address in use, no permission, bad option).
+    case startFailed(host: String, port: Int)
+}
+
+/// `struct MHD_Daemon *`; MHD's daemon API is thread-safe and the handle lives in a `Mutex`.
+@safe struct DaemonHandle: @unchecked Sendable {
+    let pointer: OpaquePointer
+}

@@ -1,0 +1,74 @@
+// qiniu-protocol.md §1.3: what the scope allows.
+
+extension PutPolicy {
+    /// The bucket: ``scope`` up to the *first* `:` (keys may contain `:`), or all of it.
+    public var bucket: String {
+        guard let colon = scope.utf8.firstIndex(of: UInt8(ascii: ":")) else { return scope }
+        return String(scope[..<colon])
+    }
+
+    /// The key (or prefix) part of ``scope`` after the first `:`; `nil` for a bucket-only scope.
+    /// `"bucket:"` gives `""`: a token for the empty key only (§1.1, vector 1a'').
+    public var scopeKey: String? {
+        guard let colon = scope.utf8.firstIndex(of: UInt8(ascii: ":")) else { return nil }
+        return String(scope[scope.index(after: colon)...])
+    }
+
+    /// Whether an existing object under the key may be replaced (§1.3): never for a
+    /// bucket-only or prefix scope (insert-only; an identical etag still succeeds, which the
+    /// caller decides) nor with ``insertOnly``; otherwise yes for an exact-key scope.
+    ///
+    /// The docs let v1 `mkfile` overwrite under a bucket-only scope; we apply insert-only to
+    /// every path, a deliberate simplification (§1.3 "Nuances", Appendix A.6).
+    public var allowsOverwrite: Bool {
+        guard !isInsertOnly, let _ = scopeKey, !isPrefixal else { return false }
+        return true
+    }
+
+    /// Checks that `key` (the final key, after ``saveKey`` selection) is allowed by the policy.
+    ///
+    /// Keys compare as UTF-8 bytes, never with Unicode canonical equivalence: two keys that
+    /// merely look alike are different objects.
+    ///
+    /// - Parameter key: The final object key.
+    /// - Throws: ``UpError`` `.keyNotInKeyLimit` when ``keylimit`` is set and lacks `key`;
+    ///   `.keyMismatch` when the key differs from an exact scope key or lacks the scope prefix.
+    public func authorize(key: String) throws(UpError) {
+        if let keylimit, !keylimit.contains(where: { $0.utf8.elementsEqual(key.utf8) }) {
+            throw UpError(.keyNotInKeyLimit, detail: "key \(key) not in keylimit")
+        }
+        guard let scopeKey else { return }
+        if isPrefixal {
+            guard key.utf8.starts(with: scopeKey.utf8) else {
+                throw UpError(.keyMismatch, detail: "key \(key) lacks prefix \(scopeKey)")
+            }
+        } else {
+            guard key.utf8.elementsEqual(scopeKey.utf8) else {
+                throw UpError(.keyMismatch, detail: "key \(key) is not scope key \(scopeKey)")
+            }
+        }
+    }
+
+    /// Picks the final key (§1.3 "Final key selection"): ``saveKey`` if ``forceSaveKey``;
+    /// else the client's key if given (an empty string counts as given, §1.3 [ambiguous]);
+    /// else the rendered ``saveKey`` if set; else the etag. Check the result with
+    /// ``authorize(key:)``.
+    ///
+    /// - Parameters:
+    ///   - clientKey: The key the uploader sent, or `nil`.
+    ///   - renderedSaveKey: ``saveKey`` rendered with ``MagicVariables/renderSaveKey(_:)``, or `nil` if unset.
+    ///   - etag: The content hash.
+    /// - Returns: The key to store under.
+    /// - Throws: ``UpError`` `.badRequest` when ``forceSaveKey`` is set without a non-empty ``saveKey``.
+    public func finalKey(clientKey: String?, renderedSaveKey: String?, etag: String) throws(UpError) -> String {
+        if forceSaveKey == true {
+            guard let renderedSaveKey, !renderedSaveKey.isEmpty else {
+                throw UpError(.badRequest, detail: "forceSaveKey without saveKey")
+            }
+            return renderedSaveKey
+        }
+        if let clientKey { return clientKey }
+        if let renderedSaveKey { return renderedSaveKey }
+        return etag
+    }
+}

@@ -1,0 +1,100 @@
+public import NativeCrypto
+
+/// A verified upload token: `AK ":" B64(HMAC(SK, encodedPolicy)) ":" encodedPolicy`
+/// (qiniu-protocol.md §1.1).
+public struct UpToken: Sendable {
+    /// The AccessKey that signed the token.
+    public let accessKey: String
+    /// The policy part exactly as received (the signed text).
+    public let encodedPolicy: String
+    /// The decoded policy.
+    public let policy: PutPolicy
+
+    /// Signs a policy: serializes it with ``PutPolicy/serialized()``, base64s it, and HMACs the
+    /// base64 text (§1.1: the HMAC covers the *encoded* string).
+    ///
+    /// - Parameters:
+    ///   - policy: The policy to grant.
+    ///   - accessKey: The AccessKey put in front of the token.
+    ///   - mac: HMAC-SHA1 prepared with the matching SecretKey.
+    /// - Returns: The token text.
+    public static func sign(_ policy: PutPolicy, accessKey: String, mac: HMACSHA1) -> String {
+        sign(policyJSON: policy.serialized(), accessKey: accessKey, mac: mac)
+    }
+
+    /// Signs policy JSON text as is (reproduces an SDK's token byte for byte given its JSON).
+    ///
+    /// - Parameters:
+    ///   - policyJSON: The exact JSON text to encode.
+    ///   - accessKey: The AccessKey put in front of the token.
+    ///   - mac: HMAC-SHA1 prepared with the matching SecretKey.
+    /// - Returns: The token text.
+    public static func sign(policyJSON: String, accessKey: String, mac: HMACSHA1) -> String {
+        let encodedPolicy = URLSafeBase64.encode(policyJSON.utf8)
+        let signature = URLSafeBase64.encode(mac.authenticationCode(for: Array(encodedPolicy.utf8)))
+        return accessKey + ":" + signature + ":" + encodedPolicy
+    }
+
+    /// Parses and authenticates an upload token, in the order of §1.2.
+    ///
+    /// Exactly 3 fields; the AccessKey must be in `keys`; the HMAC is recomputed over
+    /// `encodedPolicy` exactly as received (never re-serialized) and compared in constant time
+    /// before anything is decoded, so nothing unsigned is ever parsed; then the policy must be
+    /// base64 of a JSON object with `scope` and `deadline`; then `now > deadline` is expired
+    /// (`now == deadline` is still valid). Pure: `now` is passed in.
+    ///
+    /// - Parameters:
+    ///   - token: The token text (without the `UpToken ` prefix).
+    ///   - keys: The key ring.
+    ///   - now: Current Unix time in seconds.
+    /// - Returns: The verified token.
+    /// - Throws: ``UpError`` `.badToken` (shape, base64, JSON), `.unknownAccessKey`,
+    ///   `.badSignature`, `.expiredToken` — all 401.
+    public static func verify(_ token: String, keys: KeyRing, now: Int64) throws(UpError) -> UpToken {
+        let fields = Array(token.utf8).split(separator: UInt8(ascii: ":"), omittingEmptySubsequences: false)
+        guard fields.count == 3 else {
+            throw UpError(.badToken, detail: "expected 3 fields, got \(fields.count)")
+        }
+        let accessKey = String(decoding: fields[0], as: UTF8.self)
+        guard let mac = keys.mac(for: accessKey) else {
+            throw UpError(.unknownAccessKey, detail: "access key \(accessKey)")
+        }
+        let encodedPolicy = Array(fields[2])
+        // Decoding the received signature (rather than comparing base64 text) also accepts an
+        // unpadded signature, as §1 asks of our decoders.
+        guard let signature = URLSafeBase64.decode(bytes: Array(fields[1])),
+            ConstantTime.equals(signature, mac.authenticationCode(for: encodedPolicy))
+        else {
+            throw UpError(.badSignature, detail: "token HMAC mismatch for \(accessKey)")
+        }
+        guard let policyBytes = URLSafeBase64.decode(bytes: encodedPolicy) else {
+            throw UpError(.badToken, detail: "policy is not base64")
+        }
+        let policy: PutPolicy
+        do {
+            policy = try PutPolicy(jsonBytes: policyBytes)
+        } catch {
+            throw UpError(.badToken, detail: error.detail)
+        }
+        guard now <= policy.deadline else {
+            throw UpError(.expiredToken, detail: "deadline \(policy.deadline), now \(now)")
+        }
+        return UpToken(
+            accessKey: accessKey, encodedPolicy: String(decoding: encodedPolicy, as: UTF8.self), policy: policy)
+    }
+
+    /// Extracts the token from an `Authorization: UpToken <token>` header (§1.1: literal
+    /// `UpToken`, one space).
+    ///
+    /// - Parameter authorization: The header value, or `nil` when absent.
+    /// - Returns: The token text.
+    /// - Throws: ``UpError`` `.badToken` when the header is missing or has another scheme
+    ///   (§1.2 step 1: resumable uploads answer `bad token`, form uploads `token not specified`).
+    public static func token(fromAuthorization authorization: String?) throws(UpError) -> String {
+        let prefix = "UpToken "
+        guard let authorization, authorization.utf8.starts(with: prefix.utf8) else {
+            throw UpError(.badToken, detail: "no UpToken authorization")
+        }
+        return String(authorization.dropFirst(prefix.count))
+    }
+}

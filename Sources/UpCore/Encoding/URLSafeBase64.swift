@@ -1,0 +1,96 @@
+/// URL-safe base64 (RFC 4648 §5: `-` and `_` instead of `+` and `/`), the encoding of every
+/// Qiniu wire field: tokens, signatures, entry URIs, mkfile segments, etags.
+///
+/// ``encode(_:)`` keeps the `=` padding because every official SDK emits it
+/// (qiniu-protocol.md, "Notation"); ``decode(_:)`` accepts padded and unpadded text.
+/// Hand-written tables: this sits on the token-verification hot path.
+public enum URLSafeBase64 {
+    private static let alphabet: [UInt8] = Array(
+        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
+
+    /// Maps an ASCII byte to its 6-bit value; 0xFF for bytes outside the URL-safe alphabet.
+    private static let values: [UInt8] = {
+        var table = [UInt8](repeating: 0xFF, count: 256)
+        for (index, byte) in alphabet.enumerated() { table[Int(byte)] = UInt8(index) }
+        return table
+    }()
+
+    /// Encodes `bytes` with the URL-safe alphabet and `=` padding.
+    ///
+    /// - Parameter bytes: Any byte sequence.
+    /// - Returns: The padded base64 text; its length is always a multiple of 4.
+    public static func encode(_ bytes: some Collection<UInt8>) -> String {
+        let input = Array(bytes)
+        let table = alphabet
+        var output = [UInt8](repeating: UInt8(ascii: "="), count: (input.count + 2) / 3 * 4)
+        var index = 0
+        var out = 0
+        while index + 3 <= input.count {
+            let chunk = UInt32(input[index]) << 16 | UInt32(input[index + 1]) << 8 | UInt32(input[index + 2])
+            output[out] = table[Int(chunk >> 18 & 0x3F)]
+            output[out + 1] = table[Int(chunk >> 12 & 0x3F)]
+            output[out + 2] = table[Int(chunk >> 6 & 0x3F)]
+            output[out + 3] = table[Int(chunk & 0x3F)]
+            index += 3
+            out += 4
+        }
+        let remaining = input.count - index
+        if remaining > 0 {
+            // The trailing "=" are already in place.
+            var chunk = UInt32(input[index]) << 16
+            if remaining == 2 { chunk |= UInt32(input[index + 1]) << 8 }
+            output[out] = table[Int(chunk >> 18 & 0x3F)]
+            output[out + 1] = table[Int(chunk >> 12 & 0x3F)]
+            if remaining == 2 { output[out + 2] = table[Int(chunk >> 6 & 0x3F)] }
+        }
+        return String(decoding: output, as: UTF8.self)
+    }
+
+    /// Decodes URL-safe base64, padded or not.
+    ///
+    /// Rejects characters outside the URL-safe alphabet (including `+` and `/`), `=` anywhere but
+    /// at the end, more than two `=`, padded text whose length is not a multiple of 4, and
+    /// unpadded text of length 4n+1 (which cannot encode whole bytes), and non-zero unused
+    /// trailing bits (RFC 4648 §3.5 canonical form; no SDK emits them). The last rule makes the
+    /// text ↔ bytes mapping one-to-one, so e.g. a signature `…P4U=` cannot also be sent as `…P4V=`.
+    ///
+    /// - Parameter text: The base64 text (ASCII).
+    /// - Returns: The decoded bytes, or `nil` when `text` is not valid URL-safe base64.
+    public static func decode(_ text: some StringProtocol) -> [UInt8]? {
+        decode(bytes: Array(text.utf8))
+    }
+
+    /// Decodes URL-safe base64 given as ASCII bytes; see ``decode(_:)``.
+    ///
+    /// - Parameter bytes: The base64 text as bytes.
+    /// - Returns: The decoded bytes, or `nil` when invalid.
+    public static func decode(bytes: [UInt8]) -> [UInt8]? {
+        var end = bytes.count
+        var padding = 0
+        while end > 0 && bytes[end - 1] == UInt8(ascii: "=") {
+            end -= 1
+            padding += 1
+        }
+        guard padding <= 2 else { return nil }
+        if padding > 0 && bytes.count % 4 != 0 { return nil }
+        if end % 4 == 1 { return nil }
+        let table = values
+        var output = [UInt8](repeating: 0, count: end / 4 * 3 + max(0, end % 4 - 1))
+        var out = 0
+        var accumulator: UInt32 = 0
+        var bits = 0
+        for index in 0..<end {
+            let value = table[Int(bytes[index])]
+            guard value != 0xFF else { return nil }
+            accumulator = accumulator << 6 | UInt32(value)
+            bits += 6
+            if bits >= 8 {
+                bits -= 8
+                output[out] = UInt8(truncatingIfNeeded: accumulator >> UInt32(bits))
+                out += 1
+            }
+        }
+        guard accumulator & ((1 << UInt32(bits)) - 1) == 0 else { return nil }
+        return output
+    }
+}

@@ -1,0 +1,48 @@
+import Testing
+import UpCore
+
+@Suite("JSONValue")
+struct JSONValueTests {
+    @Test func keepsOrderAndIntDoubleSplit() throws {
+        let value = try JSONValue.parse(#"{"z":1,"a":1.5,"m":[true,false,null],"big":1e3,"neg":-0,"s":"x"}"#)
+        #expect(value.serialized() == #"{"z":1,"a":1.5,"m":[true,false,null],"big":1000.0,"neg":0,"s":"x"}"#)
+        #expect(value["z"] == .int(1))
+        #expect(value["a"] == .double(1.5))
+        #expect(value["missing"] == nil)
+    }
+
+    @Test func stringsRoundTrip() throws {
+        let text = #""a/b \"q\" \\ \n \t \u0001 \u4e03 \ud83d\ude00""#
+        let value = try JSONValue.parse(text)
+        #expect(value == .string("a/b \"q\" \\ \n \t \u{01} 七 😀"))
+        #expect(value.serialized() == #""a/b \"q\" \\ \n \t \u0001 七 😀""#)
+    }
+
+    @Test(arguments: [
+        "", "{", "[1,]", "{\"a\":1,}", "01", "1.", ".5", "+1", "tru", "nul", "\"\\x\"", "\"\\ud800\"", "\"a\nb\"",
+        "{\"a\" 1}", "[1] 2", "NaN", "'a'", "{a:1}", "1e", "\"\\u12\"",
+    ])
+    func rejectsInvalid(_ text: String) {
+        #expect(throws: UpError(.invalidJSON)) { try JSONValue.parse(text) }
+    }
+
+    @Test func rejectsInvalidUTF8() {
+        #expect(throws: UpError(.invalidJSON)) { try JSONValue.parse([0x22, 0xFF, 0x22]) }
+    }
+
+    @Test func bigIntegersBecomeDoubles() throws {
+        #expect(try JSONValue.parse("9223372036854775807") == .int(.max))
+        #expect(try JSONValue.parse("9223372036854775808") == .double(9_223_372_036_854_775_808))
+    }
+
+    @Test func deepNestingIsRefused() {
+        let deep = String(repeating: "[", count: 1000) + String(repeating: "]", count: 1000)
+        #expect(throws: UpError(.invalidJSON)) { try JSONValue.parse(deep) }
+    }
+
+    @Test func lastDuplicateWins() throws {
+        let value = try JSONValue.parse(#"{"a":1,"a":2}"#)
+        #expect(value["a"] == .int(2))
+        #expect(value.serialized() == #"{"a":1,"a":2}"#)
+    }
+}

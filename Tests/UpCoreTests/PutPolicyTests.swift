@@ -1,0 +1,159 @@
+import Testing
+import UpCore
+
+@Suite("PutPolicy")
+struct PutPolicyTests {
+    @Test func unknownFieldsSurviveRoundTrip() throws {
+        let text = #"{"scope":"b:k","deadline":1900000000,"zeta":{"x":[1,2.5]},"callbackTimeout":10,"transform":"t","returnBody":"{\"k\":\"$(key)\"}"}"#
+        let policy = try PutPolicy(jsonBytes: Array(text.utf8))
+        #expect(policy.unknownFields.map(\.key) == ["zeta", "callbackTimeout", "transform"])
+        #expect(policy.returnBody == #"{"k":"$(key)"}"#)
+        let again = try PutPolicy(jsonBytes: Array(policy.serialized().utf8))
+        #expect(again == policy)
+        #expect(
+            policy.serialized()
+                == #"{"scope":"b:k","deadline":1900000000,"returnBody":"{\"k\":\"$(key)\"}","zeta":{"x":[1,2.5]},"callbackTimeout":10,"transform":"t"}"#
+        )
+    }
+
+    @Test func serializationOrderAndEscaping() {
+        var policy = PutPolicy(scope: "b", deadline: 5)
+        policy.fsizeLimit = 10
+        policy.callbackUrl = "http://h/cb"
+        policy.endUser = "七牛"
+        policy.forceSaveKey = true
+        policy.keylimit = ["a", "b"]
+        #expect(
+            policy.serialized()
+                == #"{"scope":"b","deadline":5,"endUser":"七牛","callbackUrl":"http://h/cb","forceSaveKey":true,"fsizeLimit":10,"keylimit":["a","b"]}"#
+        )
+    }
+
+    @Test func parsesEveryTypedField() throws {
+        let text = """
+            {"scope":"b:p/","deadline":1,"isPrefixalScope":1,"insertOnly":true,"endUser":"u","returnUrl":"r",
+            "returnBody":"rb","callbackUrl":"cu","callbackHost":"ch","callbackBody":"cb","callbackBodyType":"application/json",
+            "callbackFetchKey":1,"persistentOps":"po","persistentNotifyUrl":"pn","persistentPipeline":"pp","persistentType":2,
+            "persistentWorkflowTemplateID":"w","saveKey":"sk","forceSaveKey":1,"fsizeMin":3,"fsizeLimit":4.0,"detectMime":1,
+            "mimeLimit":"image/*","fileType":1,"deleteAfterDays":7,"keylimit":["p/a"],"trafficLimit":819200,"customer":null}
+            """
+        let policy = try PutPolicy(jsonBytes: Array(text.utf8))
+        #expect(policy.isPrefixal && policy.isInsertOnly && policy.fetchesKeyFromCallback)
+        #expect(policy.insertOnly == 1 && policy.forceSaveKey == true && policy.fsizeLimit == 4 && policy.fsizeMin == 3)
+        #expect(policy.endUser == "u" && policy.returnUrl == "r" && policy.returnBody == "rb" && policy.callbackUrl == "cu")
+        #expect(policy.callbackHost == "ch" && policy.callbackBody == "cb" && policy.callbackBodyType == "application/json")
+        #expect(policy.persistentOps == "po" && policy.persistentNotifyUrl == "pn" && policy.persistentPipeline == "pp")
+        #expect(policy.persistentType == 2 && policy.persistentWorkflowTemplateID == "w" && policy.saveKey == "sk")
+        #expect(policy.detectMime == 1 && policy.mimeLimit == "image/*" && policy.fileType == 1)
+        #expect(policy.deleteAfterDays == 7 && policy.keylimit == ["p/a"] && policy.trafficLimit == 819_200)
+        #expect(policy.unknownFields.map(\.key) == ["customer"])
+    }
+
+    @Test(arguments: [
+        #"[]"#, #"{"deadline":1}"#, #"{"scope":"b"}"#, #"{"scope":1,"deadline":1}"#, #"{"scope":"b","deadline":"1"}"#,
+        #"{"scope":"b","deadline":1.5}"#, #"{"scope":"b","deadline":1,"fsizeLimit":"10"}"#,
+        #"{"scope":"b","deadline":1,"keylimit":[1]}"#, #"{"scope":"b","deadline":1,"forceSaveKey":"yes"}"#,
+    ])
+    func rejectsMistypedPolicies(_ text: String) {
+        #expect(throws: UpError(.invalidJSON)) { try PutPolicy(jsonBytes: Array(text.utf8)) }
+    }
+
+    @Test func deadlineBeyond2106() throws {
+        let policy = try PutPolicy(jsonBytes: Array(#"{"scope":"b","deadline":5000000000}"#.utf8))
+        #expect(policy.deadline == 5_000_000_000)
+    }
+
+    @Test(arguments: [
+        ("mybucket", "mybucket", nil), ("mybucket:dir/a.txt", "mybucket", "dir/a.txt"), ("mybucket:", "mybucket", ""),
+        ("b:a:b", "b", "a:b"),
+    ] as [(String, String, String?)])
+    func bucketAndScopeKey(scope: String, bucket: String, key: String?) {
+        let policy = PutPolicy(scope: scope, deadline: 0)
+        #expect(policy.bucket == bucket)
+        #expect(policy.scopeKey == key)
+    }
+
+    @Test func keyPermissions() {
+        let bucketOnly = PutPolicy(scope: "b", deadline: 0)
+        #expect(throws: Never.self) { try bucketOnly.authorize(key: "anything") }
+        #expect(!bucketOnly.allowsOverwrite)
+
+        let exact = PutPolicy(scope: "b:k", deadline: 0)
+        #expect(throws: Never.self) { try exact.authorize(key: "k") }
+        #expect(throws: UpError(.keyMismatch)) { try exact.authorize(key: "k2") }
+        #expect(exact.allowsOverwrite)
+
+        var prefix = PutPolicy(scope: "b:up/", deadline: 0)
+        prefix.isPrefixalScope = 1
+        #expect(throws: Never.self) { try prefix.authorize(key: "up/x") }
+        #expect(throws: UpError(.keyMismatch)) { try prefix.authorize(key: "down/x") }
+        #expect(!prefix.allowsOverwrite)
+
+        var limited = PutPolicy(scope: "b", deadline: 0)
+        limited.keylimit = ["a", "b"]
+        #expect(throws: Never.self) { try limited.authorize(key: "a") }
+        #expect(throws: UpError(.keyNotInKeyLimit)) { try limited.authorize(key: "c") }
+
+        let empty = PutPolicy(scope: "b:", deadline: 0)
+        #expect(throws: Never.self) { try empty.authorize(key: "") }
+        #expect(throws: UpError(.keyMismatch)) { try empty.authorize(key: "x") }
+
+        var insertOnly = PutPolicy(scope: "b:k", deadline: 0)
+        insertOnly.insertOnly = 1
+        #expect(!insertOnly.allowsOverwrite)
+    }
+
+    @Test func keysCompareAsBytesNotCanonicalEquivalence() {
+        let composed = PutPolicy(scope: "b:caf\u{E9}", deadline: 0)
+        #expect(throws: UpError(.keyMismatch)) { try composed.authorize(key: "cafe\u{301}") }
+    }
+
+    @Test func finalKeySelection() throws {
+        var policy = PutPolicy(scope: "b", deadline: 0)
+        #expect(try policy.finalKey(clientKey: nil, renderedSaveKey: nil, etag: "E") == "E")
+        #expect(try policy.finalKey(clientKey: "c", renderedSaveKey: "s", etag: "E") == "c")
+        #expect(try policy.finalKey(clientKey: nil, renderedSaveKey: "s", etag: "E") == "s")
+        #expect(try policy.finalKey(clientKey: "", renderedSaveKey: "s", etag: "E") == "")
+        policy.forceSaveKey = true
+        #expect(try policy.finalKey(clientKey: "c", renderedSaveKey: "s", etag: "E") == "s")
+        #expect(throws: UpError(.badRequest)) { try policy.finalKey(clientKey: "c", renderedSaveKey: nil, etag: "E") }
+    }
+}
+
+@Suite("PutPolicy limits")
+struct PutPolicyLimitsTests {
+    @Test func sizeLimits() {
+        var policy = PutPolicy(scope: "b", deadline: 0)
+        #expect(throws: Never.self) { try policy.checkSize(.max) }
+        policy.fsizeLimit = 10
+        policy.fsizeMin = 2
+        #expect(throws: Never.self) { try policy.checkSize(10) }
+        #expect(throws: UpError(.fileTooLarge)) { try policy.checkSize(11) }
+        #expect(throws: UpError(.fileTooLarge)) { try policy.checkSize(11, isFinal: false) }
+        #expect(throws: UpError(.fileTooSmall)) { try policy.checkSize(1) }
+        #expect(throws: Never.self) { try policy.checkSize(1, isFinal: false) }
+    }
+
+    static let mimeCases: [(String?, String, Bool)] = [
+        (nil, "anything/at-all", true),
+        ("image/*;text/plain", "image/png", true),
+        ("image/*;text/plain", "IMAGE/JPEG", true),
+        ("image/*;text/plain", "text/plain; charset=utf-8", true),
+        ("image/*;text/plain", "text/html", false),
+        ("image/*;text/plain", "imagex/png", false),
+        ("!application/json;text/plain", "application/json", false),
+        ("!application/json;text/plain", "image/png", true),
+        ("!image/*", "image/gif", false),
+    ]
+
+    @Test(arguments: mimeCases)
+    func mimeLimit(limit: String?, type: String, allowed: Bool) {
+        var policy = PutPolicy(scope: "b", deadline: 0)
+        policy.mimeLimit = limit
+        if allowed {
+            #expect(throws: Never.self) { try policy.checkMimeType(type) }
+        } else {
+            #expect(throws: UpError(.limitedMimeType)) { try policy.checkMimeType(type) }
+        }
+    }
+}
