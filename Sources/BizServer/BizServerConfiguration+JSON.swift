@@ -83,10 +83,7 @@ extension BizServerConfiguration {
 
     /// Hex SHA-256 of an API key: the only form in which keys are stored or compared.
     public static func apiKeyHash(_ apiKey: String) -> String {
-        SHA256.hash(Array(apiKey.utf8)).map { byte in
-            let hex = String(byte, radix: 16)
-            return byte < 16 ? "0" + hex : hex
-        }.joined()
+        Hex.encode(SHA256.hash(Array(apiKey.utf8)))
     }
 
     private static func describe(_ error: DecodingError) -> String {

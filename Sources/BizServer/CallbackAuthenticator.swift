@@ -41,7 +41,7 @@ struct CallbackAuthenticator: Sendable {
         let bodySigned = verified.scheme == .qiniu || contentType == QBoxSignature.formContentType
         let declared = Self.queryValue("bodySha1", in: target)
         if !bodySigned || declared != nil {
-            let actual = Self.hex(SHA1.hash(body))
+            let actual = Hex.encode(SHA1.hash(body))
             guard let declared, ConstantTime.equals(declared.lowercased().utf8, actual.utf8) else {
                 throw BizError.bodyHashMismatch
             }
@@ -53,16 +53,5 @@ struct CallbackAuthenticator: Sendable {
         guard let question = target.firstIndex(of: "?") else { return nil }
         let query = target[target.index(after: question)...]
         return FormURLEncoding.parse(Array(query.utf8))?.first { $0.name == name }?.value
-    }
-
-    private static func hex(_ bytes: [UInt8]) -> String {
-        let digits = Array("0123456789abcdef".utf8)
-        var out = [UInt8]()
-        out.reserveCapacity(bytes.count * 2)
-        for byte in bytes {
-            out.append(digits[Int(byte >> 4)])
-            out.append(digits[Int(byte & 0x0F)])
-        }
-        return String(decoding: out, as: UTF8.self)
     }
 }

@@ -100,3 +100,17 @@ extension String {
         self = String([digits[Int(byte >> 4)], digits[Int(byte & 15)]])
     }
 }
+
+@Suite("Hex")
+struct HexTests {
+    @Test func encodesLowerCaseAndDecodesEitherCase() {
+        #expect(Hex.encode([0x00, 0x0f, 0xa0, 0xff]) == "000fa0ff")
+        #expect(Hex.decode("000FA0ff") == [0x00, 0x0f, 0xa0, 0xff])
+        #expect(Hex.decode("") == [])
+    }
+
+    @Test(arguments: ["abc", "zz", "0g", " 0"])
+    func refusesMalformedText(text: String) {
+        #expect(Hex.decode(text) == nil)
+    }
+}

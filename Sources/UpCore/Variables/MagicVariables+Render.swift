@@ -104,11 +104,7 @@ extension MagicVariables {
             switch piece {
             case .literal(let text): output += text
             case .variable("bodySha1"):
-                if hex == nil {
-                    let digits = Array("0123456789abcdef".utf8)
-                    hex = String(decoding: SHA1.hash(body).flatMap { [digits[Int($0 >> 4)], digits[Int($0 & 15)]] },
-                        as: UTF8.self)
-                }
+                if hex == nil { hex = Hex.encode(SHA1.hash(body)) }
                 output += hex ?? ""
             case .variable(let name): output += "$(" + name + ")"
             }
