@@ -96,7 +96,9 @@ public enum MimeSniffer {
             return "text/html"
         }
         if lower.hasPrefix("<svg") { return "image/svg+xml" }
-        if lower.hasPrefix("<?xml") { return contains(Array(body), Array("<svg".utf8)) ? "image/svg+xml" : "application/xml" }
+        if lower.hasPrefix("<?xml") {
+            return contains(Array(body), Array("<svg".utf8)) ? "image/svg+xml" : "application/xml"
+        }
         if looksLikeJSON(body) { return "application/json" }
         return "text/plain"
     }
@@ -124,6 +126,8 @@ public enum MimeSniffer {
 
     private static func contains(_ haystack: [UInt8], _ needle: [UInt8]) -> Bool {
         guard haystack.count >= needle.count else { return false }
-        return (0...(haystack.count - needle.count)).contains { haystack[$0..<($0 + needle.count)].elementsEqual(needle) }
+        return (0...(haystack.count - needle.count)).contains {
+            haystack[$0..<($0 + needle.count)].elementsEqual(needle)
+        }
     }
 }

@@ -183,7 +183,8 @@ public struct MultipartFormParser: Sendable {
                 currentName = headers.name
                 currentIsFile = headers.filename != nil
                 currentFieldBytes = 0
-                events.append(.partStart(name: headers.name, filename: headers.filename, contentType: headers.contentType))
+                events.append(
+                    .partStart(name: headers.name, filename: headers.filename, contentType: headers.contentType))
                 position = end + 4
                 state = .body
             case .body:
@@ -191,7 +192,8 @@ public struct MultipartFormParser: Sendable {
                 if index > position {
                     currentFieldBytes += index - position
                     if !currentIsFile && currentFieldBytes > Self.maxFieldBytes {
-                        throw Self.failure("form field \(currentName.prefix(64)) longer than \(Self.maxFieldBytes) bytes")
+                        throw Self.failure(
+                            "form field \(currentName.prefix(64)) longer than \(Self.maxFieldBytes) bytes")
                     }
                     events.append(.partData(Array(buffer[position..<index])))
                 }

@@ -22,7 +22,9 @@ struct PartHeaders: Sendable, Equatable {
                 throw MultipartFormParser.failure("bare CR or LF in part headers")
             }
             if let first = line.first, first == 0x20 || first == 0x09 {
-                guard !fields.isEmpty else { throw MultipartFormParser.failure("part headers start with a continuation") }
+                guard !fields.isEmpty else {
+                    throw MultipartFormParser.failure("part headers start with a continuation")
+                }
                 fields[fields.count - 1].value += [0x20] + Array(line)
                 continue
             }

@@ -19,7 +19,7 @@ public struct BputPath: Sendable, Equatable {
         self.offset = offset
     }
 
-    /// Parses a request path as received (rules: ``WirePath``).
+    /// Parses a request path as received (percent-decoding as for ``MkfilePath``).
     ///
     /// - Parameter path: The raw path.
     /// - Returns: The parsed path.
@@ -33,7 +33,8 @@ public struct BputPath: Sendable, Equatable {
         guard MkfileBody.isContextText(segments[0]) else {
             throw UpError(.badRequest, detail: "bput ctx is empty or has characters outside [A-Za-z0-9_=-]")
         }
-        let offset = try WirePath.integer(segments[1], field: "nextChunkOffset", in: 0...Int64(BlockContext.maxBlockSize))
+        let offset = try WirePath.integer(
+            segments[1], field: "nextChunkOffset", in: 0...Int64(BlockContext.maxBlockSize))
         return BputPath(context: segments[0], offset: Int(offset))
     }
 

@@ -91,7 +91,9 @@ public struct CompleteMultipartRequest: Sendable, Equatable {
 
     /// The JSON text a client sends: all five members, `null` for unset ones (as Python does).
     public func serialized() -> String {
-        let partValues = parts.map { JSONValue.object([("etag", .string($0.etag)), ("partNumber", .int(Int64($0.partNumber)))]) }
+        let partValues = parts.map {
+            JSONValue.object([("etag", .string($0.etag)), ("partNumber", .int(Int64($0.partNumber)))])
+        }
         let object: (_ pairs: [(name: String, value: String)]) -> JSONValue = { pairs in
             pairs.isEmpty ? .null : .object(pairs.map { ($0.name, .string($0.value)) })
         }

@@ -10,7 +10,7 @@ public struct MkblkPath: Sendable, Equatable {
         self.blockSize = blockSize
     }
 
-    /// Parses a request path as received (rules: ``WirePath``).
+    /// Parses a request path as received (percent-decoding as for ``MkfilePath``).
     ///
     /// - Parameter path: The raw path, e.g. `/mkblk/4194304`.
     /// - Returns: The parsed path.

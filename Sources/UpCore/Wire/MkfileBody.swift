@@ -29,7 +29,8 @@ public struct MkfileBody: Sendable, Equatable {
         let trimmed = Array(body).drop(while: isSpace).reversed().drop(while: isSpace).reversed()
         guard !trimmed.isEmpty else { return MkfileBody(contexts: []) }
         var contexts: [String] = []
-        for (index, piece) in trimmed.split(separator: UInt8(ascii: ","), omittingEmptySubsequences: false).enumerated() {
+        let pieces = trimmed.split(separator: UInt8(ascii: ","), omittingEmptySubsequences: false)
+        for (index, piece) in pieces.enumerated() {
             guard isContextText(piece) else {
                 throw UpError(
                     .badRequest, detail: "mkfile body element \(index + 1) is empty or not [A-Za-z0-9_=-]")

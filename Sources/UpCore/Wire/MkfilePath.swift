@@ -3,9 +3,14 @@
 /// Pairs come in any order (Python: mimeType, key, fname, x:…, x-qn-meta-…; go-sdk: mimeType,
 /// key, x:…) and are read positionally, so an empty value is an empty segment
 /// (`/x:empty//next`). Recognized names: `key`, `fname`, `mimeType`, `x:<name>`,
-/// `x-qn-meta-<name>`; values are B64 (padding optional) of UTF-8 text. Unknown names are
-/// ignored; a recognized name given twice is a `400` (see ``ObjectPathFields``). Percent-decoding
-/// rules: ``WirePath``.
+/// `x-qn-meta-<name>`; values are B64 (padding optional) of UTF-8 text. Unknown names (and a bare
+/// `x:` / `x-qn-meta-`) are ignored. A recognized name given twice (also `x:a` and `x%3Aa`) is a
+/// `400`: two readers of one URL must never disagree on the key or a variable, and no SDK
+/// repeats a name.
+///
+/// Percent-decoding: the raw path (as received; a `?query` is ignored) is split on `/` first,
+/// then each segment is percent-decoded on its own (`+` kept) — so `%2F` never splits a segment,
+/// empty segments keep their place, and `x%3Aname` / `%3D` padding equal `x:name` / `=`.
 ///
 /// ```swift
 /// let mkfile = try MkfilePath.parse("/mkfile/5/key/aGVsbG8udHh0/x:a/QQ==")

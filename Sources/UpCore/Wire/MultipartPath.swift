@@ -4,7 +4,7 @@
 /// The method picks the step: `POST …/uploads` init, `PUT …/<id>/<n>` part, `POST …/<id>`
 /// complete, `DELETE …/<id>` abort, `GET …/<id>` list parts. `~` (not in the B64 alphabet, so
 /// unambiguous) means no key; an empty key segment is the empty key `""`. Bucket and upload id
-/// are percent-decoded (``WirePath``); a `?query` (list-parts paging) is ignored here.
+/// are percent-decoded as for ``MkfilePath``; a `?query` (list-parts paging) is ignored here.
 public struct MultipartPath: Sendable, Equatable {
     /// The largest part number (§5).
     public static let maxPartNumber = 10_000

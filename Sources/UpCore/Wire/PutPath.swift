@@ -38,7 +38,7 @@ public struct PutPath: Sendable, Equatable {
         self.metadata = metadata
     }
 
-    /// Parses a request path as received (rules: ``WirePath``).
+    /// Parses a request path as received (percent-decoding as for ``MkfilePath``).
     ///
     /// - Parameter path: The raw path starting `/put/` or `/putb64/`.
     /// - Returns: The parsed path.

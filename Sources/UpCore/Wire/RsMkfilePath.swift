@@ -2,7 +2,7 @@
 /// `[/customer/<raw>][/params/<B64 or raw query>][/rotate/<n>]` (qiniu-protocol.md §4.4).
 ///
 /// Only very old SDKs call it. Pairs after the entry come in any order; `fsize` is required;
-/// unknown names are ignored; a known name twice is a 400. Percent-decoding: ``WirePath``
+/// unknown names are ignored; a known name twice is a 400. Percent-decoding as for ``MkfilePath``
 /// (so `customer` and a raw `params` arrive decoded once).
 public struct RsMkfilePath: Sendable, Equatable {
     /// Bucket of the entry.

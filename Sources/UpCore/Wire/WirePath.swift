@@ -22,8 +22,8 @@ enum WirePath {
         var segments: [String] = []
         for piece in rest.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false) {
             // Split points are ASCII, so every piece of a valid String is valid UTF-8.
-            guard let segment = FormURLEncoding.percentDecode(String(decoding: piece, as: UTF8.self), plusAsSpace: false)
-            else {
+            let text = String(decoding: piece, as: UTF8.self)
+            guard let segment = FormURLEncoding.percentDecode(text, plusAsSpace: false) else {
                 throw UpError(.badRequest, detail: "bad percent-encoding in path segment \(segments.count + 1)")
             }
             segments.append(segment)
