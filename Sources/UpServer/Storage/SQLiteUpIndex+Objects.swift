@@ -60,8 +60,8 @@ extension SQLiteUpIndex {
             try database.run(
                 """
                 INSERT INTO outbox (bucket, object_key, etag, urls, host, body, content_type, auth_scheme,
-                                    attempts, next_attempt_at, last_error, state, reply)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, ?, NULL, 'pending', NULL)
+                                    first_attempt_at, attempts, next_attempt_at, last_error, state, reply)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?9, 0, ?9, NULL, 'pending', NULL)
                 """,
                 name + [
                     .text(object.etag), .text(try Rows.encode(callback.urls)), callback.host.map { .text($0) } ?? .null,

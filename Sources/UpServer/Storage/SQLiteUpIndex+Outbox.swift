@@ -3,7 +3,7 @@ import NativeStore
 extension SQLiteUpIndex {
     static let outboxColumns = """
         id, bucket, object_key, etag, urls, host, body, content_type, auth_scheme, attempts, next_attempt_at, \
-        last_error, state, reply
+        last_error, state, reply, first_attempt_at
         """
 
     /// See `UpIndex.dueCallbacks(now:limit:)`.

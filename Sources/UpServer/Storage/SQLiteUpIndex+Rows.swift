@@ -46,7 +46,7 @@ extension SQLiteUpIndex {
             }
             let request = NewOutboxEntry(
                 urls: try decode([String].self, row.text(4)), host: row[5].textValue, body: try row.text(6),
-                contentType: try row.text(7), authScheme: try row.text(8), firstAttemptAt: 0)
+                contentType: try row.text(7), authScheme: try row.text(8), firstAttemptAt: try row.integer(14))
             return OutboxEntry(
                 id: try row.integer(0), bucket: try row.text(1), key: try row.text(2), etag: try row.text(3),
                 request: request, attempts: Int(try row.integer(9)), nextAttemptAt: try row.integer(10),

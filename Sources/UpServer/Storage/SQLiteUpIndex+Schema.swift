@@ -83,6 +83,7 @@ extension SQLiteUpIndex {
             body TEXT NOT NULL,
             content_type TEXT NOT NULL,
             auth_scheme TEXT NOT NULL,
+            first_attempt_at INTEGER NOT NULL,
             attempts INTEGER NOT NULL DEFAULT 0,
             next_attempt_at INTEGER NOT NULL,
             last_error TEXT,
