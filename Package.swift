@@ -49,7 +49,7 @@ let package = Package(
             dependencies: ["UpCore", "HTTPKit", "NativeStore", "NativeCrypto", "Basics"],
             swiftSettings: safeOnly
         ),
-        .target(name: "TestSupport", dependencies: ["HTTPKit", "Basics", "UpCore"], swiftSettings: safeOnly),
+        .target(name: "TestSupport", dependencies: ["HTTPKit", "HTTPTransport", "Basics", "UpCore"], swiftSettings: safeOnly),
 
         // MARK: Executables — parse arguments, load Config/*.json, run
         .executableTarget(name: "biz-server", dependencies: ["BizServer", "Basics"], swiftSettings: safeOnly),
