@@ -1,6 +1,6 @@
 import Foundation
 import HTTPKit
-@testable import HTTPTransport
+import HTTPTransport
 import Testing
 
 /// Round trips, headers and failures of ``CurlTransport`` against a live loopback server.
@@ -164,11 +164,19 @@ import Testing
         #expect(error?.kind == .invalidRequest, "\(label): \(String(describing: error))")
     }
 
-    @Test func oddTimeoutsDoNotTrap() {
-        #expect(CurlTransport.milliseconds(.zero) == 1)
-        #expect(CurlTransport.milliseconds(.seconds(-5)) == 1)
-        #expect(CurlTransport.milliseconds(.microseconds(1)) == 1)
-        #expect(CurlTransport.milliseconds(.milliseconds(1500)) == 1500)
-        #expect(CurlTransport.milliseconds(.seconds(Int64.max)) == Int.max)
+    @Test func zeroAndNegativeTimeoutsFailFastInsteadOfWaitingForever() async throws {
+        let transport = try CurlTransport()
+        try await withServer(Self.echoRouter()) { port in
+            let start = ContinuousClock.now
+            for (timeout, connect) in [(Duration.zero, Duration.seconds(1)), (.seconds(-5), .seconds(-5))] {
+                let error = await transportError {
+                    _ = try await transport.send(TransportRequest(
+                        method: "GET", url: "http://127.0.0.1:\(port)/slow", timeout: timeout, connectTimeout: connect
+                    ))
+                }
+                #expect(error?.kind == .timeout)
+            }
+            #expect(secondsSince(start) < 1)
+        }
     }
 }
