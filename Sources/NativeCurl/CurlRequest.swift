@@ -84,6 +84,8 @@ public struct CurlRequest: Sendable {
             guard !path.isEmpty, !path.utf8.contains(0) else { return "invalid body file path" }
             guard offset >= 0, length >= 0, offset <= Int64.max - length else { return "invalid body file region" }
         }
+        // libcurl would read a HEAD response as if a body followed and wait for it until timeout.
+        guard method != "HEAD" || body.count == 0 else { return "HEAD cannot have a body" }
         guard maxResponseBytes >= 0 else { return "negative maxResponseBytes" }
         return nil
     }

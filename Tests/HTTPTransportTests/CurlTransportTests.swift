@@ -126,6 +126,18 @@ import Testing
         }
     }
 
+    @Test func stalledExchangeTripsTheLowSpeedLimit() async throws {
+        let transport = try CurlTransport(configuration: .init(lowSpeedLimit: 1000, lowSpeedTime: .seconds(1)))
+        try await withServer(Self.echoRouter()) { port in
+            let start = ContinuousClock.now
+            let error = await transportError {
+                _ = try await transport.send(TransportRequest(method: "GET", url: "http://127.0.0.1:\(port)/slow"))
+            }
+            #expect(error?.kind == .timeout)
+            #expect(secondsSince(start) < 2.5)
+        }
+    }
+
     @Test func responseOverTheCapIsTooLarge() async throws {
         let transport = try CurlTransport()
         try await withServer(Self.echoRouter()) { port in
@@ -154,6 +166,7 @@ import Testing
         ("negative offset", TransportRequest(method: "PUT", url: "http://127.0.0.1:1/", body: .file(path: "/dev/null", offset: -1, length: 1))),
         ("overflowing region", TransportRequest(method: "PUT", url: "http://127.0.0.1:1/", body: .file(path: "/dev/null", offset: .max, length: 2))),
         ("not a URL", TransportRequest(method: "GET", url: "http://[::1")),
+        ("HEAD with a body", TransportRequest(method: "HEAD", url: "http://127.0.0.1:1/", body: .bytes([1]))),
     ]
 
     @Test(arguments: invalidRequests.indices)
