@@ -1,6 +1,9 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+// sockaddr_in's members reach this module through the libmicrohttpd headers' clang module; without
+// this import `swift build -c release` fails with MemberImportVisibility errors.
+internal import CMicroHTTPD
 
 /// A tiny blocking IPv4 TCP client for tests: connect, write bytes, read with a timeout, close.
 ///
