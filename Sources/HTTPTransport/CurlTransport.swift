@@ -1,7 +1,8 @@
 internal import NativeCurl
 
 /// ``HTTPTransport`` on libcurl: HTTP/1.1 with keep-alive, direct connections only (proxy
-/// variables are ignored), no `Expect: 100-continue`, file bodies streamed from disk.
+/// variables are ignored), no `Expect: 100-continue`, redirects returned rather than followed,
+/// only http and https URLs, file bodies streamed from disk.
 ///
 /// Design: one libcurl multi handle driven by one dedicated thread (`CurlMulti`), rather than a
 /// pool of worker threads each owning an easy handle. Both keep the Swift cooperative pool free
