@@ -18,12 +18,16 @@ struct FormUploadController: Sendable {
     /// Largest piece fed to the parser at once: bounds the parser's buffer even when a caller
     /// (in-process tests) hands over the body as one big piece.
     static let feedSize = 256 * 1024
+    /// Handler deadline: the whole body must arrive within it (the server default of 30 s would
+    /// cut off a 1 GiB form on anything slower than ~35 MB/s). 30 minutes ≈ 600 KB/s for the
+    /// largest body. It is also the longest a stalled client can hold the request open.
+    static let timeout = Duration.seconds(30 * 60)
 
     let services: UpServices
 
     /// Adds `POST /`.
     func register(on router: inout Router) {
-        router.post("/", body: .stream(maxBytes: Self.maxBodyBytes)) { request, context in
+        router.post("/", body: .stream(maxBytes: Self.maxBodyBytes), timeout: Self.timeout) { request, context in
             try await upload(request, context: context)
         }
     }
@@ -96,6 +100,7 @@ struct FormUploadController: Sendable {
         }
     }
 
+    /// Removes the sink's blobs, logging (not throwing) a failure: the orphan sweep retries.
     private func discard(_ sink: FormFileSink, context: RequestContext) async {
         if let error = await sink.discard() {
             context.logger.warning("could not remove form upload blobs", ["error": .string("\(error)")])
@@ -148,7 +153,9 @@ struct FormUploadController: Sendable {
 private final class StoreWitness: Sendable {
     private let flag = Atomic<Bool>(false)
 
+    /// Whether the index holds the object (its blobs are no longer ours to remove).
     var stored: Bool { flag.load(ordering: .acquiring) }
 
+    /// Called right after the index accepted the object.
     func markStored() { flag.store(true, ordering: .releasing) }
 }

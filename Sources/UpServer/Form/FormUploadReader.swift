@@ -33,10 +33,15 @@ final class FormUploadReader {
         var file: FilePart
     }
 
+    /// The part being read.
     private enum Part {
+        /// Between parts.
         case none
+        /// A kept field, its bytes so far.
         case field(name: String, bytes: [UInt8])
+        /// The authorized file: data goes to the sink.
         case file
+        /// Ignored: an unknown field, or a file before any token.
         case skipped
     }
 
@@ -49,6 +54,7 @@ final class FormUploadReader {
     private var filePart: FilePart?
     private var fileBeforeToken = false
 
+    /// A reader for one request.
     init(services: UpServices) {
         self.services = services
         sink = FormFileSink(store: services.store, syncEveryWrite: services.configuration.syncEveryChunk)
@@ -84,7 +90,8 @@ final class FormUploadReader {
         }
     }
 
-    /// A part begins. The `file` part is recognized by its name (§6), with or without a filename.
+    /// A part begins. The `file` part is recognized by its name (§6), with or without a filename
+    /// (without one, the parser caps it like any field at `MultipartFormParser.maxFieldBytes`).
     private func start(name: String, filename: String?, contentType: String?) throws {
         guard name == "file" else {
             part = FormFields.isKept(name) ? .field(name: name, bytes: []) : .skipped
