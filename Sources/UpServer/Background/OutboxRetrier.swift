@@ -38,6 +38,9 @@ final class OutboxRetrier: Sendable {
         loop.start(every: interval) { [self] in _ = await runOnce(now: clock.unixSeconds) }
     }
 
+    /// Whether the background loop is running.
+    var isRunning: Bool { loop.isRunning }
+
     /// Stops the background loop and waits for a pass in flight.
     func stop() async { await loop.stop() }
 

@@ -22,6 +22,9 @@ final class SweeperTask: Sendable {
         loop.start(every: interval) { [self] in await runOnce(now: clock.unixSeconds) }
     }
 
+    /// Whether the background loop is running.
+    var isRunning: Bool { loop.isRunning }
+
     /// Stops the loop and waits for a sweep in flight.
     func stop() async { await loop.stop() }
 
