@@ -4,11 +4,6 @@ internal import CCurl
 // (curl_easy_setopt is variadic); the option groups follow the request's needs, in this order:
 // where to go, how to connect, how long to wait, what to send, what to accept.
 
-/// libcurl's upload buffer (CURLOPT_UPLOAD_BUFFERSIZE). The 64 KiB default means one read
-/// callback and one send() per 64 KiB; 512 KiB measured faster for 4 MiB chunks over loopback
-/// (see CurlTransport's figures) and costs 512 KiB per in-flight upload.
-private let uploadBufferSize = 512 << 10
-
 extension CurlTransfer {
     func configure(_ request: CurlRequest) throws(CurlError) {
         try set(CURLOPT_URL, request.url)
@@ -50,8 +45,9 @@ extension CurlTransfer {
         if method == "HEAD" && request.body.count == 0 {
             try set(CURLOPT_NOBODY, 1)
         } else if hasBody {
+            // CURLOPT_UPLOAD_BUFFERSIZE stays at libcurl's 64 KiB: 512 KiB was indistinguishable
+            // in the loopback benchmark (scripts/bench/transport; medians 500-1400 MiB/s either way).
             try set(CURLOPT_UPLOAD, 1)
-            try set(CURLOPT_UPLOAD_BUFFERSIZE, uploadBufferSize)
             try set(CURLOPT_INFILESIZE_LARGE, offT: request.body.count)
             if method != "PUT" { try set(CURLOPT_CUSTOMREQUEST, method) }
         } else if method == "GET" {
