@@ -96,7 +96,8 @@ final class OutboxRetrier: Sendable {
                 // maxRetries background attempts: failed for good, kept for /admin/outbox.
                 let next = settings.retryDelay(afterAttempt: attempt).map { now + $0 }
                 try await index.markAttemptFailed(entry.id, error: reason, nextAttemptAt: next)
-                logger.log(next == nil ? .error : .warning, next == nil ? "outbox: callback failed for good" : "outbox: callback failed, will retry", [
+                let message = next == nil ? "outbox: callback failed for good" : "outbox: callback failed, will retry"
+                logger.log(next == nil ? .error : .warning, message, [
                     "outboxId": .int(entry.id), "bucket": .string(entry.bucket), "key": .string(entry.key),
                     "attempt": .int(Int64(attempt)), "reason": .string(reason), "nextAttemptAt": .int(next ?? 0),
                 ])
