@@ -24,6 +24,7 @@ let package = Package(
         .library(name: "UpCore", targets: ["UpCore"]),
         .library(name: "BizServer", targets: ["BizServer"]),
         .executable(name: "biz-server", targets: ["biz-server"]),
+        .executable(name: "up-server", targets: ["up-server"]),
     ],
     targets: [
         // MARK: C modules — module.modulemap + shim.h, nothing else
@@ -60,6 +61,7 @@ let package = Package(
 
         // MARK: Executables — parse arguments, load Config/*.json, run
         .executableTarget(name: "biz-server", dependencies: ["BizServer", "Basics"], swiftSettings: safeOnly),
+        .executableTarget(name: "up-server", dependencies: ["UpServer", "Basics"], swiftSettings: safeOnly),
 
         // MARK: Tests — one per module, same name + "Tests"
         .testTarget(name: "NativeCryptoTests", dependencies: ["NativeCrypto"], swiftSettings: common),
@@ -77,7 +79,9 @@ let package = Package(
             swiftSettings: safeOnly),
         .testTarget(
             name: "UpServerTests",
-            dependencies: ["UpServer", "UpCore", "HTTPKit", "NativeStore", "NativeCrypto", "Basics", "TestSupport"],
+            dependencies: [
+                "UpServer", "UpCore", "HTTPKit", "HTTPTransport", "NativeStore", "NativeCrypto", "Basics", "TestSupport",
+            ],
             swiftSettings: safeOnly
         ),
         .testTarget(

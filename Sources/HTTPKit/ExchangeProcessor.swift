@@ -97,7 +97,8 @@ final class ExchangeProcessor: Sendable {
         case .bytes(let bytes): body = .bytes(bytes)
         case .file(let descriptor, let offset, let length): body = .file(descriptor: descriptor, offset: offset, length: length)
         }
-        let status = (100...599).contains(response.status) ? response.status : 500
+        // Qiniu uses codes above 599 (579, 612, 614, 631, 701; qiniu-protocol.md §8): pass any 3-digit status.
+        let status = (100...999).contains(response.status) ? response.status : 500
         return RawResponse(status: status, headers: headers.fields, body: body)
     }
 }

@@ -70,7 +70,7 @@ struct ObjectCommitter: Sendable {
             bucket: policy.bucket, key: key, etag: request.etag, fsize: request.fsize, mimeType: mimeType,
             segments: request.segments, metadata: Dictionary(request.metadata, uniquingKeysWith: { _, last in last }),
             putTime: now, deleteAfterDays: policy.deleteAfterDays, fileType: policy.fileType ?? 0)
-        let callback = callbackEntry(policy: policy, variables: variables, now: now)
+        let callback = callbackEntry(policy: policy, accessKey: request.token.accessKey, variables: variables, now: now)
         // spec §1.3: "<bucket>:<key>" may overwrite (unless insertOnly); bucket and prefix scopes may not.
         let mode: PutMode = policy.allowsOverwrite ? .replace : .insertOnly
 
@@ -129,7 +129,9 @@ struct ObjectCommitter: Sendable {
     }
 
     /// The outbox entry for the policy's callback, rendered (spec §2, §3.1), or nil without one.
-    private func callbackEntry(policy: PutPolicy, variables: MagicVariables, now: Int64) -> NewOutboxEntry? {
+    private func callbackEntry(
+        policy: PutPolicy, accessKey: String, variables: MagicVariables, now: Int64
+    ) -> NewOutboxEntry? {
         guard let url = policy.callbackUrl, !url.isEmpty else { return nil }
         let isJSON = policy.callbackBodyType?.lowercased().hasPrefix("application/json") == true
         let template = policy.callbackBody ?? ""
@@ -140,7 +142,8 @@ struct ObjectCommitter: Sendable {
         return NewOutboxEntry(
             urls: urls, host: policy.callbackHost, body: body,
             contentType: isJSON ? "application/json" : QBoxSignature.formContentType,
-            authScheme: configuration.callback.scheme.rawValue, firstAttemptAt: now)
+            // "<scheme>:<AccessKey>": the callback is signed with the key that signed the token.
+            authScheme: configuration.callback.scheme.rawValue + ":" + accessKey, firstAttemptAt: now)
     }
 
     /// Deletes blobs a replaced object no longer uses; best effort (the sweeper finds leftovers).

@@ -24,11 +24,16 @@ public final class UpServer: Sendable {
     private let logger: Logger
     private let upMetrics: UpMetrics
     private let http = Mutex<HTTPServer?>(nil)
+    /// Redelivers failed callbacks from the outbox (started by `start()`).
+    let retrier: OutboxRetrier
+    /// Removes expired blocks and uploads (started by `start()`).
+    let sweeperTask: SweeperTask
+    private let outboxPollInterval: Duration
 
     init(
         configuration: UpServerConfiguration, index: any UpIndex, store: any BlockStore,
         callbacks: any CallbackDelivering, contextSecret: [UInt8], clock: any WallClock, logger: Logger,
-        metrics: Metrics
+        metrics: Metrics, outboxPollInterval: Duration = .seconds(2)
     ) {
         self.configuration = configuration
         self.metrics = metrics
@@ -49,9 +54,17 @@ public final class UpServer: Sendable {
             baseURL: Self.baseURLProvider(configuration, port))
         self.services = services
         self.portCell = port
+        self.outboxPollInterval = outboxPollInterval
+        retrier = OutboxRetrier(
+            index: index, callbacks: callbacks, settings: configuration.callback, metrics: upMetrics, logger: logger,
+            clock: clock)
+        sweeperTask = SweeperTask(
+            sweeper: Sweeper(index: index, store: store, hashes: services.hashes), metrics: upMetrics, logger: logger,
+            clock: clock)
         var router = Router()
         OperationsController(services: services).register(on: &router)
         FormUploadController(services: services).register(on: &router)
+        ManagementController(services: services).register(on: &router)
         self.router = router
     }
 
@@ -82,6 +95,8 @@ public final class UpServer: Sendable {
         let port = try server.start()
         http.withLock { $0 = server }
         portCell.value = port
+        retrier.start(every: outboxPollInterval)
+        sweeperTask.start(every: .seconds(max(configuration.sweepIntervalSeconds, 1)))
         logger.info("up-server listening", ["host": .string(configuration.host), "port": .int(Int64(port)),
                                             "baseUrl": .string(baseURL)])
         return port
@@ -92,11 +107,19 @@ public final class UpServer: Sendable {
         if http.withLock({ $0 == nil }) { try start() }
         guard let server = http.withLock({ $0 }) else { return }
         try await server.run()
+        await stopBackgroundTasks()
     }
 
     /// Stops accepting, lets in-flight requests finish, stops.
     public func shutdown() async {
+        await stopBackgroundTasks()
         guard let server = http.withLock({ $0 }) else { return }
         await server.shutdown()
+    }
+
+    /// Stops the outbox retrier and the sweeper, waiting for a pass in flight.
+    private func stopBackgroundTasks() async {
+        await retrier.stop()
+        await sweeperTask.stop()
     }
 }

@@ -1,0 +1,71 @@
+public import Basics
+import Foundation
+public import HTTPTransport
+import NativeCrypto
+
+extension UpServer {
+    /// Opens a production up-server over `configuration.dataDirectory`: creates the directory,
+    /// loads (or creates) the ctx secret, opens the blob store (`blobs/`) and the SQLite index
+    /// (`index.sqlite3`), and wires HTTP callbacks. Call `start()`/`run()` afterwards.
+    ///
+    /// - Parameters:
+    ///   - configuration: A validated configuration.
+    ///   - transport: The HTTP client for callbacks; default a `CurlTransport`.
+    ///   - clock: Time source; default the system clock.
+    ///   - logger: Where logs go.
+    ///   - metrics: The registry served at `/metrics`.
+    ///   - outboxPollInterval: How often the outbox retrier looks for due callbacks.
+    /// - Throws: `ConfigurationError` for a bad ctx-secret file, or the store's, index's or
+    ///   transport's error when they cannot be opened.
+    public static func open(
+        configuration: UpServerConfiguration, transport: (any HTTPTransport)? = nil,
+        clock: any WallClock = SystemClock(), logger: Logger, metrics: Metrics = Metrics(),
+        outboxPollInterval: Duration = .seconds(2)
+    ) throws -> UpServer {
+        try configuration.validate()
+        let directory = URL(fileURLWithPath: configuration.dataDirectory, isDirectory: true)
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let secret = try contextSecret(configuration: configuration, directory: directory, logger: logger)
+        let store = try FileBlockStore(dataDirectory: directory, syncEveryAppend: configuration.syncEveryChunk)
+        // Leftovers of downloads cut short by a crash (ObjectDownload unlinks its files once open).
+        try? FileManager.default.removeItem(at: ObjectDownload.temporaryDirectory(of: store))
+        let index = try SQLiteUpIndex(dataDirectory: directory)
+        let callbacks = HTTPCallbackDeliverer(
+            keys: configuration.keys, transport: try transport ?? CurlTransport(), clock: clock,
+            timeoutSeconds: configuration.callback.timeoutSeconds, logger: logger)
+        return UpServer(
+            configuration: configuration, index: index, store: store, callbacks: callbacks, contextSecret: secret,
+            clock: clock, logger: logger, metrics: metrics, outboxPollInterval: outboxPollInterval)
+    }
+
+    /// Name of the generated secret inside the data directory.
+    static let contextSecretFileName = "ctx-secret"
+
+    /// The ctx secret (DESIGN.md: self-verifying ctx): `configuration.contextSecret`, else the
+    /// text of `<dataDir>/ctx-secret`, else a new one — 32 random bytes as 64 hex characters,
+    /// written with mode 0600 — so ctx values stay valid across restarts (SDKs resume with them,
+    /// qiniu-protocol.md §9.4). Either way the secret is the UTF-8 bytes of the text, so the
+    /// file's content can be copied into `UPGATE_CTX_SECRET` for other nodes sharing the storage.
+    static func contextSecret(
+        configuration: UpServerConfiguration, directory: URL, logger: Logger
+    ) throws -> [UInt8] {
+        if let configured = configuration.contextSecret { return Array(configured.utf8) }
+        let file = directory.appendingPathComponent(contextSecretFileName)
+        if FileManager.default.fileExists(atPath: file.path) {
+            let text: String
+            do {
+                text = try String(contentsOf: file, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+            } catch {
+                throw ConfigurationError("cannot read \(file.path): \(error)")
+            }
+            guard text.utf8.count >= 16 else { throw ConfigurationError("\(file.path) holds fewer than 16 bytes") }
+            return Array(text.utf8)
+        }
+        let text = Hex.encode(SecureRandom.bytes(32))
+        guard FileManager.default.createFile(
+            atPath: file.path, contents: Data((text + "\n").utf8), attributes: [.posixPermissions: 0o600])
+        else { throw ConfigurationError("cannot create \(file.path)") }
+        logger.info("generated ctx secret", ["path": .string(file.path)])
+        return Array(text.utf8)
+    }
+}
