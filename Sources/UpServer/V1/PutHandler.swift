@@ -13,7 +13,10 @@ import UpCore
 /// failure the blobs written so far are removed; so are they when an insert-only upload of
 /// identical content succeeds without storing them (the existing object is kept).
 ///
-/// `/putb64/` is not implemented (no SDK this project serves uses it).
+/// `POST /putb64/<fsize>/...` carries the file base64-encoded (standard or URL-safe alphabet,
+/// padding optional, line breaks ignored; `fsize` is the decoded size). It cannot be hashed
+/// while streaming without a streaming base64 decoder, so the route collects its body — it is
+/// meant for small payloads and limited by ``ResumableController/maxPutB64Body``.
 struct PutHandler: Sendable {
     let services: UpServices
 
@@ -30,12 +33,18 @@ struct PutHandler: Sendable {
         let token = try services.authorizer.authorize(header: request.headers["Authorization"], now: now)
         let path = try PutPath.parse(request.path)
         try token.policy.checkSize(path.fsize, isFinal: false)
-        if let declared = V1Request.contentLength(request), declared != path.fsize {
-            throw UpError(.badRequest, detail: "put fsize \(path.fsize), Content-Length \(declared)")
+        let body: RequestBodyStream
+        if path.isBase64Body {
+            body = RequestBodyStream(bytes: try Self.decodeBase64(request.body))
+        } else {
+            if let declared = V1Request.contentLength(request), declared != path.fsize {
+                throw UpError(.badRequest, detail: "put fsize \(path.fsize), Content-Length \(declared)")
+            }
+            body = request.bodyStream
         }
         var blobs: [BlobID] = []
         do {
-            let written = try await ingest(request.bodyStream, path: path, blobs: &blobs)
+            let written = try await ingest(body, path: path, blobs: &blobs)
             let commit = CommitRequest(
                 token: token, clientKey: path.key, fname: path.fname, clientMimeType: path.mimeType,
                 sniffedMimeType: MimeSniffer.sniff(written.sniffWindow), customVariables: path.customVariables,
@@ -55,6 +64,26 @@ struct PutHandler: Sendable {
             await discard(blobs)
             throw error
         }
+    }
+
+    /// Decodes a `putb64` body: ASCII whitespace dropped, `+`/`/` read as `-`/`_`.
+    ///
+    /// - Throws: `UpError` 400 when the text is not base64.
+    static func decodeBase64(_ text: [UInt8]) throws(UpError) -> [UInt8] {
+        var normalized: [UInt8] = []
+        normalized.reserveCapacity(text.count)
+        for byte in text {
+            switch byte {
+            case 0x20, 0x09, 0x0A, 0x0D: continue
+            case UInt8(ascii: "+"): normalized.append(UInt8(ascii: "-"))
+            case UInt8(ascii: "/"): normalized.append(UInt8(ascii: "_"))
+            default: normalized.append(byte)
+            }
+        }
+        guard let bytes = URLSafeBase64.decode(bytes: normalized) else {
+            throw UpError(.badRequest, detail: "putb64 body is not base64")
+        }
+        return bytes
     }
 
     private static func key(of result: CommitResult) -> String {

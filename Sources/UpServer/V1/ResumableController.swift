@@ -3,7 +3,7 @@ import HTTPKit
 import UpCore
 
 /// Routes of the v1 resumable upload (qiniu-protocol.md §4): `mkblk`, `bput`, `mkfile`, the
-/// legacy `rs-mkfile`, and the single-request `put`.
+/// legacy `rs-mkfile`, and the single-request `put` / `putb64` (§4.5).
 ///
 /// Routes end in `*` so the UpCore wire parsers see the raw path and own every path rule
 /// (positional pairs, empty segments, percent-decoding per segment; a bad path is 400).
@@ -15,6 +15,8 @@ struct ResumableController: Sendable {
     static let maxMkfileBody = 4 * 1024 * 1024
     /// Largest `/put/` body. The policy's `fsizeLimit` applies on top.
     static let maxPutBody = 1 << 30
+    /// Largest `/putb64/` body (collected, then decoded): 16 MiB of text, 12 MiB of file.
+    static let maxPutB64Body = 16 * 1024 * 1024
 
     /// Registers the routes.
     func register(on router: inout Router) {
@@ -37,6 +39,9 @@ struct ResumableController: Sendable {
             try await Self.run(services, context) { try await mkfile.handleRsMkfile(request) }
         }
         router.post("/put/*", body: .stream(maxBytes: Self.maxPutBody)) { request, context in
+            try await Self.run(services, context) { try await put.handle(request) }
+        }
+        router.post("/putb64/*", body: .collect(maxBytes: Self.maxPutB64Body)) { request, context in
             try await Self.run(services, context) { try await put.handle(request) }
         }
     }

@@ -61,4 +61,20 @@ struct PutTests {
         #expect(try harness.store.list().count == 1)
         #expect(try await harness.content(key: "same") == data)
     }
+
+    @Test func putb64DecodesEitherAlphabet() async throws {
+        let harness = UpServerHarness()
+        let auth = UpServerHarness.auth(harness.token())
+        let data: [UInt8] = [0xFB, 0xFF, 0xFE, 0x00, 0x41]
+        let standard = Array(Data(data).base64EncodedString().utf8)  // "+//+AEE=": the standard alphabet
+        let reply = await harness.send(.post, PutPath(isBase64Body: true, fsize: 5, key: "b64").path, headers: auth, body: standard + [0x0A])
+        #expect(reply.status == 200, "\(reply.text)")
+        #expect(reply.json["hash"] as? String == Etag.of(data))
+        #expect(try await harness.content(key: "b64") == data)
+        let urlSafe = Array(URLSafeBase64.encode(data).utf8)
+        let again = await harness.send(.post, PutPath(isBase64Body: true, fsize: 5, key: "b64u").path, headers: auth, body: urlSafe)
+        #expect(again.status == 200)
+        #expect(await harness.send(.post, "/putb64/5", headers: auth, body: Array("!!!!".utf8)).status == 400)
+        #expect(await harness.send(.post, "/putb64/4", headers: auth, body: standard).status == 400)
+    }
 }
