@@ -65,6 +65,7 @@ public final class UpServer: Sendable {
         OperationsController(services: services).register(on: &router)
         FormUploadController(services: services).register(on: &router)
         ManagementController(services: services).register(on: &router)
+        ResumableController(services: services).register(on: &router)
         self.router = router
     }
 

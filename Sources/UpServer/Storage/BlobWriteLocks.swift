@@ -25,6 +25,16 @@ public final class BlobWriteLocks: Sendable {
         return try body()
     }
 
+    /// Runs async `body` holding `blob`: the v1 chunk step awaits the request body, the disk
+    /// (`BlockingWork`) and the index while it must stay the blob's only writer.
+    ///
+    /// - Throws: `BlockStoreError.busy` if another caller holds `blob`, or what `body` throws.
+    public func withLock<T>(_ blob: BlobID, _ body: () async throws -> T) async throws -> T {
+        guard held.withLock({ $0.insert(blob).inserted }) else { throw BlockStoreError.busy(blob) }
+        defer { _ = held.withLock { $0.remove(blob) } }
+        return try await body()
+    }
+
     /// Whether some caller holds `blob` now (tests, metrics).
     public func isHeld(_ blob: BlobID) -> Bool { held.withLock { $0.contains(blob) } }
 }

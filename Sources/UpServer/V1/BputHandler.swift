@@ -1,0 +1,86 @@
+import Basics
+import HTTPKit
+import NativeCrypto
+import UpCore
+
+/// `POST /bput/<ctx>/<nextChunkOffset>`: appends the next chunk of a v1 block
+/// (qiniu-protocol.md §4.2).
+///
+/// The ctx is self-verifying (DESIGN.md): its MAC and expiry are checked before anything is
+/// touched, then the block row is the authority on how far the block got. 701 for a forged,
+/// malformed or expired ctx, an offset in the path that differs from the ctx's, a ctx whose row
+/// is gone or has moved on (a stale ctx), and a chunk that would overflow the block.
+///
+/// Concurrency: the blob is held in `BlobWriteLocks` across "check offset → append → advance",
+/// because `append` truncates past the acknowledged offset and two writers would cut each
+/// other's bytes. A second request for the same block while one is running gets
+/// `599 server operation failed`, which the SDKs retry (§8), and NOT 701: the usual cause is a
+/// client that timed out and retried while its first attempt is still being read, and that
+/// first attempt usually dies with the closed connection — the retry then succeeds. If the first
+/// one did finish, the retry gets 701 (offset moved), exactly as a late duplicate would.
+struct BputHandler: Sendable {
+    let services: UpServices
+
+    /// Handles one request.
+    func handle(_ request: Request) async throws -> Response {
+        let now = services.now
+        // §1.2 step 3: intermediate steps reject an expired token too.
+        let token = try services.authorizer.authorize(header: request.headers["Authorization"], now: now)
+        let path = try BputPath.parse(request.path)
+        let context = try BlockContext.decode(path.context, mac: services.contextMAC, now: now)
+        guard path.offset == context.offset else {
+            throw UpError(.invalidContext, detail: "bput offset \(path.offset), ctx offset \(context.offset)")
+        }
+        guard let blob = V1Request.blob(of: context) else {
+            throw UpError(.invalidContext, detail: "ctx block id is not a blob id")
+        }
+        try token.policy.checkSize(Int64(context.blockSize), isFinal: false)
+        let capacity = Int64(context.blockSize - context.offset)
+        if let declared = V1Request.contentLength(request), declared > capacity {
+            throw UpError(.invalidContext, detail: "chunk of \(declared) bytes overflows the block (\(capacity) left)")
+        }
+        do {
+            return try await services.locks.withLock(blob) {
+                try await append(request, to: blob, context: context)
+            }
+        } catch BlockStoreError.busy {
+            throw UpError(.internalError, detail: "another chunk for block \(blob) is in progress")
+        }
+    }
+
+    /// The locked step: check the row, stream the chunk, seal a completed block, advance.
+    private func append(_ request: Request, to blob: BlobID, context: BlockContext) async throws -> Response {
+        guard let record = try await services.index.block(blob) else {
+            throw UpError(.invalidContext, detail: "block \(blob) unknown (never created or swept)")
+        }
+        guard record.offset == Int64(context.offset), record.blockSize == Int64(context.blockSize) else {
+            throw UpError(
+                .invalidContext,
+                detail: "stale ctx: block at \(record.offset)/\(record.blockSize), ctx at \(context.offset)/\(context.blockSize)")
+        }
+        let capacity = record.blockSize - record.offset
+        guard capacity > 0 else { throw UpError(.invalidContext, detail: "block \(blob) is already complete") }
+        let writer = ChunkWriter(store: services.store, hashes: services.hashes, metrics: services.metrics)
+        let written = try await writer.write(
+            request.bodyStream, to: blob, at: record.offset, capacity: capacity, resumingCRC: record.crc32,
+            overflow: UpError(.invalidContext, detail: "chunk overflows block \(blob) (\(capacity) bytes left)"))
+        let newOffset = record.offset + written.count
+        let sha1 = try await writer.seal(
+            blob, length: newOffset, complete: newOffset == record.blockSize,
+            syncEveryChunk: services.configuration.syncEveryChunk)
+        guard
+            try await services.index.advanceBlock(
+                blob, from: record.offset, to: newOffset, crc32: written.blockCRC, sha1: sha1)
+        else {
+            // Only another node sharing the index can get here (this one holds the write lock).
+            throw UpError(.invalidContext, detail: "block \(blob) moved on during the chunk")
+        }
+        var advanced = record
+        advanced.offset = newOffset
+        advanced.crc32 = written.blockCRC
+        advanced.sha1 = sha1
+        return BlockReply.make(
+            record: advanced, blockID: context.blockID, chunkCRC: written.chunkCRC, services: services
+        ).response
+    }
+}

@@ -1,0 +1,103 @@
+import Basics
+import HTTPKit
+import NativeCrypto
+import UpCore
+
+/// Streams one v1 chunk (an mkblk or bput body, qiniu-protocol.md §4.1–4.2) into its block's
+/// blob while computing the chunk's CRC-32, the block's running CRC-32 and (through
+/// `BlockHashCache`) the block's SHA-1.
+///
+/// Memory: pieces from HTTPKit are gathered into a buffer of at most ``bufferLimit`` bytes and
+/// appended when it fills, so a 4 MiB chunk is never held whole. The buffer exists because
+/// `FileBlockStore` opens the file per append; MHD pieces are a few KiB, and an open/close per
+/// piece would cost more than the copy.
+///
+/// Nothing here is acknowledged: the caller advances the index only after ``write`` returns, so
+/// bytes appended by a request that then fails are an unacknowledged tail, truncated by the next
+/// append at the acknowledged offset (`BlockStore.append`), and the hash cache rebuilds itself
+/// from the acknowledged bytes when the next offset does not match its own.
+struct ChunkWriter {
+    /// Most bytes buffered before an append.
+    static let bufferLimit = 256 * 1024
+
+    /// What one chunk came to.
+    struct Written: Equatable {
+        /// Bytes in the request body.
+        var count: Int64
+        /// CRC-32 of this request body alone: the `crc32` of the reply (§4.2, §7.3).
+        var chunkCRC: UInt32
+        /// CRC-32 of the block's bytes up to the end of this chunk, for the next ctx.
+        var blockCRC: UInt32
+    }
+
+    let store: any BlockStore
+    let hashes: BlockHashCache
+    let metrics: UpMetrics
+
+    /// Appends `body` to `blob` starting at `offset`.
+    ///
+    /// - Parameters:
+    ///   - body: The request body.
+    ///   - blob: The block's blob.
+    ///   - offset: The acknowledged length of the block (where this chunk starts).
+    ///   - capacity: Most bytes the chunk may have (the rest of the block).
+    ///   - resumingCRC: CRC-32 of the block's first `offset` bytes (from the ctx).
+    ///   - overflow: What to throw when the body is longer than `capacity` — 400 for mkblk's
+    ///     first chunk, 701 for bput (§4.1, §4.2).
+    /// - Returns: Sizes and CRCs. An empty body is a 400: a chunk that carries nothing would
+    ///   only re-issue the same ctx, and no SDK sends one.
+    /// - Throws: `overflow`, `UpError` 400, HTTPKit's body errors (413, disconnect), store errors.
+    func write(
+        _ body: RequestBodyStream, to blob: BlobID, at offset: Int64, capacity: Int64, resumingCRC: UInt32,
+        overflow: UpError
+    ) async throws -> Written {
+        var chunkCRC = CRC32()
+        var blockCRC = CRC32(resuming: resumingCRC)
+        var buffer: [UInt8] = []
+        buffer.reserveCapacity(Self.bufferLimit)
+        var position = offset
+        var count: Int64 = 0
+        for try await piece in body {
+            count += Int64(piece.count)
+            // Checked before the piece is written: an oversized chunk leaves at most the earlier
+            // pieces behind, as an unacknowledged tail.
+            guard count <= capacity else { throw overflow }
+            chunkCRC.update(piece)
+            blockCRC.update(piece)
+            buffer.append(contentsOf: piece)
+            if buffer.count >= Self.bufferLimit {
+                position = try await flush(buffer, to: blob, at: position)
+                buffer.removeAll(keepingCapacity: true)
+            }
+        }
+        if !buffer.isEmpty { position = try await flush(buffer, to: blob, at: position) }
+        guard count > 0 else { throw UpError(.badRequest, detail: "empty chunk") }
+        metrics.bytesReceived.increment(by: Double(count))
+        metrics.chunks.increment()
+        return Written(count: count, chunkCRC: chunkCRC.value, blockCRC: blockCRC.value)
+    }
+
+    /// Appends and hashes `bytes` off the cooperative pool; returns the new length.
+    private func flush(_ bytes: [UInt8], to blob: BlobID, at position: Int64) async throws -> Int64 {
+        let store = self.store
+        let hashes = self.hashes
+        return try await BlockingWork.run {
+            let end = try store.append(bytes, to: blob, at: position)
+            try hashes.update(blob, at: position, with: bytes, store: store)
+            return end
+        }
+    }
+
+    /// Finishes a block that just became complete: its SHA-1 (from the running hash, §7.1) and
+    /// an fsync (DESIGN.md "Acknowledged means stored": blocks are synced when they complete).
+    /// With `syncEveryChunk` an incomplete block is synced too; otherwise returns `nil`.
+    func seal(_ blob: BlobID, length: Int64, complete: Bool, syncEveryChunk: Bool) async throws -> [UInt8]? {
+        guard complete || syncEveryChunk else { return nil }
+        let store = self.store
+        let hashes = self.hashes
+        return try await BlockingWork.run {
+            try store.sync(blob)
+            return complete ? try hashes.finalize(blob, length: length, store: store) : nil
+        }
+    }
+}
