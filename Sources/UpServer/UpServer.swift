@@ -51,6 +51,7 @@ public final class UpServer: Sendable {
         self.portCell = port
         var router = Router()
         OperationsController(services: services).register(on: &router)
+        MultipartController(services: services).register(on: &router)
         self.router = router
     }
 
