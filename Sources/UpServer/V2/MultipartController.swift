@@ -64,10 +64,7 @@ struct MultipartController: Sendable {
     /// `POST …/uploads` (§5 init): `200 {"uploadId","expireAt"}`.
     func initiate(_ request: Request, path: MultipartPath) async throws -> Response {
         let now = services.now
-        let token = try authorize(request, path: path, now: now)
-        // Refuse a key the token can never store before any part is sent (§1.3 scope → 403).
-        // With forceSaveKey the client key is ignored, so it cannot be refused for that.
-        if let key = path.key, token.policy.forceSaveKey != true { try token.policy.authorize(key: key) }
+        _ = try authorize(request, path: path, now: now)
         // §5: expireAt = init + 7 days by default; must be present and non-zero (§9.3).
         let upload = try await services.index.createUpload(
             bucket: path.bucket, key: path.key, expiresAt: now + services.configuration.multipartLifetimeSeconds,
@@ -119,7 +116,12 @@ struct MultipartController: Sendable {
 
     // MARK: Shared checks
 
-    /// Verifies the token (§1.2) and that it is for the path's bucket.
+    /// Verifies the token (§1.2), that it is for the path's bucket and that its scope allows the
+    /// path's key.
+    ///
+    /// The key check refuses, at init and on every later step, a key the token could never store
+    /// (§1.3 scope / keylimit → 403) before any byte is sent; complete checks the final key again.
+    /// With `forceSaveKey` the client key is ignored, so it is not checked here; `~` has no key.
     ///
     /// A path bucket that does not exist is `631 no such bucket` (§1.2 step 4); an existing bucket
     /// the token's scope does not name is `403 key doesn't match with scope` — the token is valid,
@@ -132,6 +134,7 @@ struct MultipartController: Sendable {
             }
             throw UpError(.keyMismatch, detail: "token bucket \(token.policy.bucket), path bucket \(path.bucket)")
         }
+        if let key = path.key, token.policy.forceSaveKey != true { try token.policy.authorize(key: key) }
         return token
     }
 

@@ -35,6 +35,17 @@ struct MultipartControllerTests {
         client.bucket = UpServerHarness.bucket
         let unsigned = MultipartClient(harness: harness, token: "nope", key: "mine")
         #expect((await unsigned.initiate()).status == 401)
+        // Later steps check the scope too: a token for another key cannot touch the upload.
+        let id = await client.start()
+        let stranger = MultipartClient(harness: harness, token: harness.token(scope: "demo:theirs"), key: "mine")
+        #expect((await stranger.put(id, 1, [1])).status == 403)
+        #expect((await stranger.list(id)).status == 403)
+        #expect((await stranger.abort(id)).status == 403)
+        // forceSaveKey ignores the client key, so any path key is let through to complete.
+        let forced = MultipartClient(
+            harness: harness, token: harness.token(scope: "demo:mine") { $0.saveKey = "mine"; $0.forceSaveKey = true },
+            key: "whatever")
+        #expect((await forced.initiate()).status == 200)
     }
 
     @Test func partsOutOfOrderIn4MiBLayoutGiveTheV1Etag() async throws {
