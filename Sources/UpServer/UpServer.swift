@@ -66,6 +66,7 @@ public final class UpServer: Sendable {
         FormUploadController(services: services).register(on: &router)
         ManagementController(services: services).register(on: &router)
         ResumableController(services: services).register(on: &router)
+        MultipartController(services: services).register(on: &router)
         self.router = router
     }
 
