@@ -85,6 +85,11 @@ let package = Package(
             swiftSettings: safeOnly
         ),
         .testTarget(
+            name: "EndToEndTests",
+            dependencies: ["BizServer", "UpServer", "UpCore", "Basics", "TestSupport"],
+            swiftSettings: safeOnly
+        ),
+        .testTarget(
             name: "BizServerTests",
             dependencies: ["BizServer", "UpCore", "HTTPKit", "NativeCrypto", "NativeStore", "Basics", "TestSupport"],
             swiftSettings: safeOnly

@@ -84,7 +84,7 @@ def main():
         ret, info = put_file(token, "crash.bin", path, regions=[Region(up_host=up)],
                              upload_progress_recorder=UploadProgressRecorder(record_dir))
         check("after restart the upload resumes and completes with the right etag",
-              info.status_code == 200 and ret.get("hash") == etag(path), f"{info.status_code} {ret} {info.error}")
+              info.status_code == 200 and ret.get("hash") == etag(path), f"{info.status_code} {ret} {getattr(info, 'error', '')}")
         url = f"{up}/download/{urlsafe_base64_encode('demo:crash.bin')}"
         r = requests.get(url, headers={"Authorization": "QBox " + auth.token_of_request(url)}, timeout=60)
         check("no half-written object: the download equals the file", r.status_code == 200 and r.content == data,

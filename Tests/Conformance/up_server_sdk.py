@@ -97,7 +97,7 @@ def main():
     ret, info = put_data(token, "hello.txt", b"hello", params={"x:a": "A"}, mime_type="text/plain", fname="h.txt",
                          metadata={"x-qn-meta-color": "red"}, regions=regions)
     check("form put_data with key", info.status_code == 200 and ret == {"hash": "Fqr0xh3cxeii2r7eDztILNmuqUNN", "key": "hello.txt"},
-          f"{info.status_code} {ret} {info.error}")
+          f"{info.status_code} {ret} {getattr(info, 'error', '')}")
     code, st = stat(up, auth, bucket, "hello.txt")
     check("stat after form upload", code == 200 and st.get("hash") == "Fqr0xh3cxeii2r7eDztILNmuqUNN" and st.get("fsize") == 5
           and st.get("mimeType") == "text/plain", f"{code} {st}")
@@ -107,14 +107,14 @@ def main():
     ret, info = put_data(auth.upload_token(bucket, None, 3600), None, data, regions=regions)
     expected = etag_stream(io.BytesIO(data))
     check("form without key is named by etag", info.status_code == 200 and ret.get("key") == expected == ret.get("hash"),
-          f"{info.status_code} {ret} {info.error}")
+          f"{info.status_code} {ret} {getattr(info, 'error', '')}")
 
     # 3. saveKey with $(etag)$(ext), forceSaveKey.
     policy = {"saveKey": "up/$(etag)$(ext)", "forceSaveKey": True}
     ret, info = put_data(auth.upload_token(bucket, None, 3600, policy), "ignored", b"\xff\xd8\xff jpeg-ish", fname="a.jpg",
                          regions=regions)
     check("saveKey renders $(etag)$(ext)", info.status_code == 200 and ret.get("key") == f"up/{ret.get('hash')}.jpg",
-          f"{info.status_code} {ret} {info.error}")
+          f"{info.status_code} {ret} {getattr(info, 'error', '')}")
 
     # 4. v1 resumable (put_file > 8 MiB), with x: vars and metadata; returnBody rendering.
     big = pattern(9 << 20)
@@ -124,7 +124,7 @@ def main():
                          params={"x:a": "A"}, metadata={"x-qn-meta-m": "1"}, regions=regions,
                          upload_progress_recorder=UploadProgressRecorder(tempfile.mkdtemp()))
     check("v1 put_file hash == qiniu.etag", info.status_code == 200 and ret.get("hash") == etag(big_path) == "litJxRiN_qpEphigieYPgiWEx2e9",
-          f"{info.status_code} {ret} {info.error}")
+          f"{info.status_code} {ret} {getattr(info, 'error', '')}")
     check("v1 returnBody with x: var and fsize", ret is not None and ret.get("a") == "A" and ret.get("fsize") == len(big), ret)
     code, body = download(up, auth, bucket, "big-v1.bin")
     check("download returns the bytes", code == 200 and body == big, f"{code} {len(body)}")
@@ -133,11 +133,11 @@ def main():
     ret, info = put_file_v2(auth.upload_token(bucket, "big-v2.bin", 3600), "big-v2.bin", big_path, part_size=4 << 20,
                             regions=regions, upload_progress_recorder=UploadProgressRecorder(tempfile.mkdtemp()))
     check("v2 put_file_v2 (4 MiB parts) hash == qiniu.etag", info.status_code == 200 and ret.get("hash") == etag(big_path),
-          f"{info.status_code} {ret} {info.error}")
+          f"{info.status_code} {ret} {getattr(info, 'error', '')}")
     ret, info = put_file_v2(auth.upload_token(bucket, "big-v2-5m.bin", 3600), "big-v2-5m.bin", big_path, part_size=5 << 20,
                             regions=regions, upload_progress_recorder=UploadProgressRecorder(tempfile.mkdtemp()))
     check("v2 with 5 MiB parts gives the qshell v2 hash", info.status_code == 200 and ret.get("hash") == "nlj9SMnk_F66LWrtfa-4ZfCxDv1Z",
-          f"{info.status_code} {ret} {info.error}")
+          f"{info.status_code} {ret} {getattr(info, 'error', '')}")
 
     # 6. Callback verified by the SDK's verify_callback, reply relayed.
     CallbackTarget.auth = auth
@@ -149,7 +149,7 @@ def main():
     ret, info = put_file(auth.upload_token(bucket, "cb.bin", 3600, policy), "cb.bin", big_path, params={"x:name": "七 & 牛"},
                          regions=regions, upload_progress_recorder=UploadProgressRecorder(tempfile.mkdtemp()))
     check("up-server's QBox callback passes the SDK's verify_callback", info.status_code == 200 and ret.get("verified") is True,
-          f"{info.status_code} {ret} {info.error} {CallbackTarget.received[-1:]}")
+          f"{info.status_code} {ret} {getattr(info, 'error', '')} {CallbackTarget.received[-1:]}")
     server.shutdown()
 
     # 7. Through biz-server: its token, its callback, its record relayed to the uploader.
@@ -162,7 +162,7 @@ def main():
                              upload_progress_recorder=UploadProgressRecorder(tempfile.mkdtemp()))
         check("whole chain: biz-server's record relayed", info.status_code == 200 and ret.get("hash") == etag(big_path)
               and ret.get("key") == "demo/sdk/chain.bin" and ret.get("id", "").startswith("up_")
-              and ret.get("vars", {}).get("x:color") == "red", f"{info.status_code} {ret} {info.error}")
+              and ret.get("vars", {}).get("x:color") == "red", f"{info.status_code} {ret} {getattr(info, 'error', '')}")
 
     # 8. Resume: the SDK process is killed after its second block; a new process finishes from the record.
     resume_data = pattern(20 << 20)
@@ -186,7 +186,7 @@ def main():
     ret, info = put_file(token, "resume.bin", resume_path, regions=regions,
                          upload_progress_recorder=UploadProgressRecorder(record_dir))
     check("resumed upload finishes with the right etag", info.status_code == 200 and ret.get("hash") == etag(resume_path),
-          f"{info.status_code} {ret} {info.error}")
+          f"{info.status_code} {ret} {getattr(info, 'error', '')}")
     check("resume record removed after success", os.listdir(record_dir) == [], os.listdir(record_dir))
 
     failed = results.count(False)

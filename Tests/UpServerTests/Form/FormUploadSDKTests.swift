@@ -39,24 +39,11 @@ struct FormUploadSDKTests {
         print(json.dumps(out))
         """#
 
-    static var python: String? {
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().deletingLastPathComponent()
-        let candidates: [String?] = [
-            ProcessInfo.processInfo.environment["UPGATE_PYTHON"], root.appending(path: ".build/pyenv/bin/python3").path,
-        ]
-        return candidates.compactMap { $0 }.first { FileManager.default.isExecutableFile(atPath: $0) }
-    }
-
     @Test func theSDKUploadsThroughTheForm() async throws {
-        guard let python = Self.python else {
-            Issue.record("the SDK venv is missing: run scripts/pyenv (scripts/test does)")
-            return
-        }
         try await FormUploadLiveTests.withLiveServer { harness, port in
             let arguments = ["-c", Self.script, "http://127.0.0.1:\(port)", UpServerHarness.accessKey, UpServerHarness.secretKey,
                              String(harness.now)]
-            let output = try await BlockingIO.run { try Self.run(python, arguments) }
+            let output = try await PythonSDK.run(arguments).output
             // The result is the last line; anything before it (warnings, a traceback) shows on failure.
             let last = output.split(separator: "\n").last.map(String.init) ?? ""
             let json = try #require(
@@ -80,18 +67,5 @@ struct FormUploadSDKTests {
 
             #expect(json["scope"]?.first as? Int == 403)
         }
-    }
-
-    static func run(_ executable: String, _ arguments: [String]) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        try process.run()
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return String(decoding: data, as: UTF8.self)
     }
 }

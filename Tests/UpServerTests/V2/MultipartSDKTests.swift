@@ -13,16 +13,6 @@ import UpCore
 /// conformance suite of the biz-server already reports a missing venv.
 @Suite("up-server v2 multipart with the official Python SDK")
 struct MultipartSDKTests {
-    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().deletingLastPathComponent()
-
-    static var python: String? {
-        let candidates: [String?] = [
-            ProcessInfo.processInfo.environment["UPGATE_PYTHON"], root.appending(path: ".build/pyenv/bin/python3").path,
-        ]
-        return candidates.compactMap { $0 }.first { FileManager.default.isExecutableFile(atPath: $0) }
-    }
-
     /// Uploads the §10.4 9 MiB pattern three ways and prints `{name: {status, ret}}` as JSON.
     static let script = #"""
         import io, json, os, sys, tempfile
@@ -48,9 +38,7 @@ struct MultipartSDKTests {
         print(json.dumps(out))
         """#
 
-    @Test(.enabled(if: python != nil, "the SDK venv is missing: run scripts/pyenv"))
-    func theSDKUploadsThroughV2() async throws {
-        let python = try #require(Self.python)
+    @Test func theSDKUploadsThroughV2() async throws {
         let directory = TemporaryDirectory()
         defer { directory.remove() }
         try FileManager.default.createDirectory(at: directory.url, withIntermediateDirectories: true)
@@ -69,7 +57,7 @@ struct MultipartSDKTests {
         ]
         let status: Int32, output: String
         do {
-            (status, output) = try await BlockingIO.run { try SDKConformanceProcess.run(python, arguments) }
+            (status, output) = try await PythonSDK.run(arguments)
         } catch {
             await server.shutdown()
             throw error
@@ -94,21 +82,5 @@ struct MultipartSDKTests {
         #expect(stream?["size"] as? Int == 9 << 20)
         let object = try await index.object(bucket: UpServerHarness.bucket, key: "litJxRiN_qpEphigieYPgiWEx2e9")
         #expect(object?.metadata == ["x-qn-meta-color": "red"])
-    }
-}
-
-/// Runs a process to completion, returning its exit status and combined output.
-enum SDKConformanceProcess {
-    static func run(_ executable: String, _ arguments: [String]) throws -> (Int32, String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        try process.run()
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
     }
 }
