@@ -22,9 +22,12 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .library(name: "UpCore", targets: ["UpCore"]),
+        .library(name: "UpClient", targets: ["UpClient"]),
         .library(name: "BizServer", targets: ["BizServer"]),
+        .library(name: "UpServer", targets: ["UpServer"]),
         .executable(name: "biz-server", targets: ["biz-server"]),
         .executable(name: "up-server", targets: ["up-server"]),
+        .executable(name: "up-cli", targets: ["up-cli"]),
     ],
     targets: [
         // MARK: C modules — module.modulemap + shim.h, nothing else
@@ -55,6 +58,7 @@ let package = Package(
             dependencies: ["UpCore", "HTTPKit", "HTTPTransport", "NativeStore", "NativeCrypto", "Basics"],
             swiftSettings: safeOnly
         ),
+        .target(name: "UpClient", dependencies: ["UpCore", "HTTPTransport", "Basics"], swiftSettings: safeOnly),
         .target(
             name: "TestSupport", dependencies: ["HTTPKit", "HTTPTransport", "Basics", "UpCore", "UpServer"],
             swiftSettings: safeOnly),
@@ -62,6 +66,7 @@ let package = Package(
         // MARK: Executables — parse arguments, load Config/*.json, run
         .executableTarget(name: "biz-server", dependencies: ["BizServer", "Basics"], swiftSettings: safeOnly),
         .executableTarget(name: "up-server", dependencies: ["UpServer", "Basics"], swiftSettings: safeOnly),
+        .executableTarget(name: "up-cli", dependencies: ["UpClient", "UpCore", "HTTPTransport", "Basics"], swiftSettings: safeOnly),
 
         // MARK: Tests — one per module, same name + "Tests"
         .testTarget(name: "NativeCryptoTests", dependencies: ["NativeCrypto"], swiftSettings: common),
@@ -85,8 +90,13 @@ let package = Package(
             swiftSettings: safeOnly
         ),
         .testTarget(
+            name: "UpClientTests",
+            dependencies: ["UpClient", "UpCore", "HTTPTransport", "Basics", "TestSupport"],
+            swiftSettings: safeOnly
+        ),
+        .testTarget(
             name: "EndToEndTests",
-            dependencies: ["BizServer", "UpServer", "UpCore", "Basics", "TestSupport"],
+            dependencies: ["BizServer", "UpServer", "UpClient", "UpCore", "Basics", "TestSupport"],
             swiftSettings: safeOnly
         ),
         .testTarget(

@@ -1,0 +1,1 @@
+// placeholder: the reference client library (issue 4)

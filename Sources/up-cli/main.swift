@@ -1,0 +1,1 @@
+print("up-cli: not yet built")
