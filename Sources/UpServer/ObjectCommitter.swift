@@ -116,6 +116,9 @@ struct ObjectCommitter: Sendable {
         switch await callbacks.deliver(callback) {
         case .delivered(let reply):
             if let outboxID { try await index.markDelivered(outboxID, reply: String(decoding: reply, as: UTF8.self)) }
+            if policy.fetchesKeyFromCallback {
+                return try await fetchKey(from: reply, policy: policy, key: key)
+            }
             return .stored(key: key, reply: reply)
         case .failed(let reason):
             metrics.callbackFailures.increment()
@@ -126,6 +129,30 @@ struct ObjectCommitter: Sendable {
             logger.warning("callback failed", ["bucket": .string(policy.bucket), "key": .string(key), "reason": .string(reason)])
             return .callbackFailed(key: key, reason: reason)
         }
+    }
+
+    /// `callbackFetchKey=1` (spec §3.4): the reply is `{"key": "<final key>", "payload": <json>}`;
+    /// the object moves to that key (its blobs stay, now referenced by the new name) and only
+    /// `payload` goes back to the uploader. A reply of another shape is a callback failure (579).
+    private func fetchKey(from reply: [UInt8], policy: PutPolicy, key: String) async throws -> CommitResult {
+        guard let json = try? JSONValue.parse(reply), let newKey = json["key"]?.stringValue, !newKey.isEmpty,
+            let payload = json["payload"]
+        else {
+            return .callbackFailed(key: key, reason: "callbackFetchKey reply is not {\"key\",\"payload\"}")
+        }
+        if newKey != key, let object = try await index.object(bucket: policy.bucket, key: key) {
+            var renamed = object
+            renamed.key = newKey
+            // The new name first, then the old one: the blobs are referenced throughout, so the
+            // delete releases nothing; what the new name replaced is released.
+            if case .stored(_, let released, _) = try await index.putObject(
+                renamed, mode: .replace, completion: nil, callback: nil)
+            {
+                await release(released)
+            }
+            _ = try await index.deleteObject(bucket: policy.bucket, key: key)
+        }
+        return .stored(key: newKey, reply: payload.serializedBytes())
     }
 
     /// The outbox entry for the policy's callback, rendered (spec §2, §3.1), or nil without one.
