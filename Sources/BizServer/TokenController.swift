@@ -36,7 +36,7 @@ struct TokenController: Sendable {
                 "token issued",
                 ["reqid": .string(context.requestID), "client": .string(client.id), "trace": .string(traceID),
                  "scope": .string(issued.policy.scope), "deadline": .int(issued.expiresAt)])
-            return Response.json(raw: Array(Self.json(issued).utf8), headers: ["Cache-Control": "no-store"])
+            return Response.json(raw: Self.json(issued), headers: ["Cache-Control": "no-store"])
         } catch {
             metrics.tokensRefused.increment([error.name])
             context.logger.info(
@@ -46,13 +46,26 @@ struct TokenController: Sendable {
         }
     }
 
-    static func json(_ issued: TokenIssuer.IssuedToken) -> String {
-        var out = "{\"uptoken\":" + JSONText.quoted(issued.uptoken)
-        out += ",\"bucket\":" + JSONText.quoted(issued.bucket)
-        out += ",\"key\":" + (issued.key.map(JSONText.quoted) ?? "null")
-        out += ",\"expiresAt\":" + String(issued.expiresAt)
-        out += ",\"upHosts\":[" + issued.upHosts.map(JSONText.quoted).joined(separator: ",") + "]"
-        out += ",\"traceId\":" + JSONText.quoted(issued.traceID) + "}"
+    /// The response body, built as UTF-8 bytes (this runs once per token: no `String` detours).
+    static func json(_ issued: TokenIssuer.IssuedToken) -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(issued.uptoken.utf8.count + 256)
+        out.append(contentsOf: #"{"uptoken":"#.utf8)
+        JSONText.appendString(issued.uptoken, to: &out)
+        out.append(contentsOf: #","bucket":"#.utf8)
+        JSONText.appendString(issued.bucket, to: &out)
+        out.append(contentsOf: #","key":"#.utf8)
+        if let key = issued.key { JSONText.appendString(key, to: &out) } else { out.append(contentsOf: "null".utf8) }
+        out.append(contentsOf: #","expiresAt":"#.utf8)
+        out.append(contentsOf: String(issued.expiresAt).utf8)
+        out.append(contentsOf: #","upHosts":["#.utf8)
+        for (index, host) in issued.upHosts.enumerated() {
+            if index > 0 { out.append(UInt8(ascii: ",")) }
+            JSONText.appendString(host, to: &out)
+        }
+        out.append(contentsOf: #"],"traceId":"#.utf8)
+        JSONText.appendString(issued.traceID, to: &out)
+        out.append(UInt8(ascii: "}"))
         return out
     }
 }

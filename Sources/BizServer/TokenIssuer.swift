@@ -129,18 +129,20 @@ struct TokenIssuer: Sendable {
     /// A JSON string literal whose `$` is written `\u0024`, so the up server's renderer can never
     /// mistake a constant for a `$(variable)` (it substitutes inside string literals too, spec §2).
     private static func jsonString(_ value: String) -> String {
-        var out = "\""
-        JSONValue.writeStringContent(value, to: &out)
-        return out.replacingDollarSigns() + "\""
-    }
-}
-
-extension String {
-    fileprivate func replacingDollarSigns() -> String {
-        var out = ""
-        for scalar in unicodeScalars {
-            if scalar == "$" { out += "\\u0024" } else { out.unicodeScalars.append(scalar) }
+        var escaped: [UInt8] = []
+        escaped.reserveCapacity(value.utf8.count + 2)
+        JSONValue.writeStringContent(value, to: &escaped)
+        var out: [UInt8] = [UInt8(ascii: "\"")]
+        out.reserveCapacity(escaped.count + 2)
+        if escaped.contains(UInt8(ascii: "$")) {
+            // `$` is ASCII, so it never occurs inside a multi-byte UTF-8 sequence.
+            for byte in escaped {
+                if byte == UInt8(ascii: "$") { out.append(contentsOf: #"\u0024"#.utf8) } else { out.append(byte) }
+            }
+        } else {
+            out.append(contentsOf: escaped)
         }
-        return out
+        out.append(UInt8(ascii: "\""))
+        return String(decoding: out, as: UTF8.self)
     }
 }
