@@ -15,8 +15,10 @@ struct TokenController: Sendable {
     /// Largest accepted request body.
     static let maxBodyBytes = 16 << 10
 
+    /// Synchronous: everything here is in-memory computation (lookup, rate limit, sign), so it
+    /// runs on the server's worker thread with no task or thread switch.
     func register(on router: inout Router) {
-        router.post("/v1/uptoken", body: .collect(maxBytes: Self.maxBodyBytes)) { request, context in
+        router.postSync("/v1/uptoken", maxBodyBytes: Self.maxBodyBytes) { request, context in
             try issue(request, context)
         }
     }
@@ -32,16 +34,15 @@ struct TokenController: Sendable {
                 for: client, request: tokenRequest, now: Int64(now.rounded(.down)), traceID: traceID,
                 callbackURL: callbackURL())
             metrics.tokensIssued.increment([client.id])
-            context.logger.info(
-                "token issued",
-                ["reqid": .string(context.requestID), "client": .string(client.id), "trace": .string(traceID),
+            // On the request's access-log line: one line per request.
+            context.addLogFields(
+                ["event": "token issued", "client": .string(client.id), "trace": .string(traceID),
                  "scope": .string(issued.policy.scope), "deadline": .int(issued.expiresAt)])
             return Response.json(raw: Self.json(issued), headers: ["Cache-Control": "no-store"])
         } catch {
             metrics.tokensRefused.increment([error.name])
-            context.logger.info(
-                "token refused",
-                ["reqid": .string(context.requestID), "reason": .string(error.name), "detail": .string(error.detail)])
+            context.addLogFields(
+                ["event": "token refused", "reason": .string(error.name), "detail": .string(error.detail)])
             throw error
         }
     }
