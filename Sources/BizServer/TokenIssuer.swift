@@ -106,11 +106,19 @@ struct TokenIssuer: Sendable {
         return [("clientId", client.id), ("traceId", traceID)] + vars
     }
 
+    /// `bucket=$(bucket)&key=$(key)&…`: the same for every token, so built once.
+    private static let formMagicFields = magicFields.map { "\($0.name)=$(\($0.variable))" }.joined(separator: "&")
+
     private static func formCallbackBody(_ constants: [(name: String, value: String)]) -> String {
-        let magic = magicFields.map { "\($0.name)=$(\($0.variable))" }
+        var body = formMagicFields
         // Percent-encoding makes `$`, `(`, `&`, `=` inert, so a value can never inject a variable or a field.
-        let fixed = constants.map { "\(FormURLEncoding.percentEncode($0.name))=\(FormURLEncoding.percentEncode($0.value))" }
-        return (magic + fixed).joined(separator: "&")
+        for constant in constants {
+            body += "&"
+            body += FormURLEncoding.percentEncode(constant.name)
+            body += "="
+            body += FormURLEncoding.percentEncode(constant.value)
+        }
+        return body
     }
 
     private static func jsonCallbackBody(_ constants: [(name: String, value: String)]) -> String {

@@ -92,9 +92,10 @@ public struct Router: Sendable {
         var best: (route: Route, parameters: [String: String])?
         var allowed: [HTTPMethod] = []
         let wanted: [HTTPMethod] = method == .head ? [.head, .get] : [method]
+        let parts = RoutePattern.segments(of: path)
         for candidate in wanted {
             for route in routes {
-                guard let parameters = route.pattern.match(path) else { continue }
+                guard let parameters = route.pattern.match(path, parts: parts) else { continue }
                 if route.method == candidate {
                     if best == nil || Self.isMoreSpecific(route.pattern, than: best!.route.pattern) {
                         best = (route, parameters)
