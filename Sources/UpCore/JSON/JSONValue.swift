@@ -155,6 +155,11 @@ public enum JSONValue: Sendable, Equatable {
     ///   - value: The text.
     ///   - output: Bytes to append to.
     public static func writeStringContent(_ value: String, to output: inout [UInt8]) {
+        // Most text (keys, tokens, URLs) has nothing to escape: copy it in one go.
+        if !value.utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
+            output.append(contentsOf: value.utf8)
+            return
+        }
         let hex = hexDigits
         for byte in value.utf8 {
             switch byte {
