@@ -49,6 +49,11 @@ let package = Package(
             dependencies: ["UpCore", "HTTPKit", "NativeStore", "NativeCrypto", "Basics"],
             swiftSettings: safeOnly
         ),
+        .target(
+            name: "UpServer",
+            dependencies: ["UpCore", "HTTPKit", "HTTPTransport", "NativeStore", "NativeCrypto", "Basics"],
+            swiftSettings: safeOnly
+        ),
         .target(name: "TestSupport", dependencies: ["HTTPKit", "Basics", "UpCore"], swiftSettings: safeOnly),
 
         // MARK: Executables — parse arguments, load Config/*.json, run
@@ -68,6 +73,11 @@ let package = Package(
         .testTarget(
             name: "HTTPTransportTests", dependencies: ["HTTPTransport", "HTTPKit", "Basics", "TestSupport"],
             swiftSettings: safeOnly),
+        .testTarget(
+            name: "UpServerTests",
+            dependencies: ["UpServer", "UpCore", "HTTPKit", "NativeStore", "NativeCrypto", "Basics", "TestSupport"],
+            swiftSettings: safeOnly
+        ),
         .testTarget(
             name: "BizServerTests",
             dependencies: ["BizServer", "UpCore", "HTTPKit", "NativeCrypto", "NativeStore", "Basics", "TestSupport"],

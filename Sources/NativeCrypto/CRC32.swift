@@ -11,6 +11,15 @@ public struct CRC32: Sendable, Hashable {
     /// Starts at the CRC of no bytes.
     public init() {}
 
+    /// Continues a CRC computed earlier: feeding the rest of the bytes then gives the CRC of the
+    /// whole. A v1 ctx carries the block's CRC so far (UpCore `BlockContext`), so the node that
+    /// takes the next chunk need not re-read the block file.
+    ///
+    /// - Parameter value: ``value`` of the bytes already fed.
+    public init(resuming value: UInt32) {
+        self.value = value
+    }
+
     /// Feeds `bytes`.
     public mutating func update(_ bytes: some Collection<UInt8>) {
         if bytes.withContiguousStorageIfAvailable({ unsafe update(buffer: UnsafeRawBufferPointer($0)) }) == nil {

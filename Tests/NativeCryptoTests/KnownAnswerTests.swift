@@ -87,6 +87,9 @@ struct KnownAnswerTests {
         }
         #expect(digest.finalize() == SHA1.hash(data))
         #expect(crc.value == CRC32.checksum(data))
+        var resumed = CRC32(resuming: CRC32.checksum(data[..<77_777]))
+        resumed.update(data[77_777...])
+        #expect(resumed.value == CRC32.checksum(data))
         var sha256 = Digest(.sha256)
         sha256.update(data[..<10])
         sha256.update(data[10...])

@@ -99,7 +99,7 @@ public struct MagicVariables: Sendable {
     public var resolvedExt: String {
         if let ext { return ext }
         if let fname, let dot = fname.lastIndex(of: ".") { return String(fname[dot...]) }
-        return Self.extensionsByMimeType[mimeType] ?? ""
+        return MimeTypes.extension(for: mimeType) ?? ""
     }
 
     /// Looks a variable up; `nil` means unknown or not available for `usage` (rendered empty).
@@ -148,14 +148,4 @@ public struct MagicVariables: Sendable {
             return .json(current)
         }
     }
-
-    /// A few common types for `$(ext)` when ``fname`` has no extension.
-    static let extensionsByMimeType: [String: String] = [
-        "image/jpeg": ".jpg", "image/png": ".png", "image/gif": ".gif", "image/webp": ".webp",
-        "image/bmp": ".bmp", "image/svg+xml": ".svg", "text/plain": ".txt", "text/html": ".html",
-        "text/css": ".css", "text/csv": ".csv", "application/json": ".json", "application/pdf": ".pdf",
-        "application/zip": ".zip", "application/gzip": ".gz", "application/xml": ".xml", "text/xml": ".xml",
-        "video/mp4": ".mp4", "video/quicktime": ".mov", "video/webm": ".webm", "audio/mpeg": ".mp3",
-        "audio/wav": ".wav", "audio/ogg": ".ogg",
-    ]
 }

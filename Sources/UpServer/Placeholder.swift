@@ -1,0 +1,1 @@
+// placeholder: the up-server (issue 3)
