@@ -3,9 +3,13 @@ import Basics
 /// The one access-log line per request, shared by the server and in-process routing: path
 /// without query (queries may carry tokens), then whatever the handler attached.
 enum AccessLog {
-    /// Names the line always has; a handler's field with one of these names is dropped.
-    static let reservedNames: Set<String> = ["ts", "level", "logger", "msg", "method", "path", "status", "bytes",
-                                             "duration_ms", "reqid", "remote"]
+    /// Whether the line always has a field `name`; a handler's field with such a name is dropped.
+    static func isReserved(_ name: String) -> Bool {
+        switch name {
+        case "ts", "level", "logger", "msg", "method", "path", "status", "bytes", "duration_ms", "reqid", "remote": true
+        default: false
+        }
+    }
 
     static func write(
         to logger: Logger, method: HTTPMethod, path: String, status: Int, bytes: Int, seconds: Double,
@@ -13,8 +17,8 @@ enum AccessLog {
     ) {
         guard logger.minimumLevel <= .info else { return }
         var more = extra?.all ?? []
-        if more.contains(where: { reservedNames.contains($0.key) }) {
-            more.removeAll { reservedNames.contains($0.key) }
+        if more.contains(where: { isReserved($0.key) }) {
+            more.removeAll { isReserved($0.key) }
         }
         logger.log(.info, "request", [
             "method": .string(method.rawValue),
