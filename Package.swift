@@ -54,7 +54,9 @@ let package = Package(
             dependencies: ["UpCore", "HTTPKit", "HTTPTransport", "NativeStore", "NativeCrypto", "Basics"],
             swiftSettings: safeOnly
         ),
-        .target(name: "TestSupport", dependencies: ["HTTPKit", "Basics", "UpCore"], swiftSettings: safeOnly),
+        .target(
+            name: "TestSupport", dependencies: ["HTTPKit", "HTTPTransport", "Basics", "UpCore", "UpServer"],
+            swiftSettings: safeOnly),
 
         // MARK: Executables — parse arguments, load Config/*.json, run
         .executableTarget(name: "biz-server", dependencies: ["BizServer", "Basics"], swiftSettings: safeOnly),

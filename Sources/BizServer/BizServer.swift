@@ -115,12 +115,3 @@ public final class BizServer: Sendable {
         await server.shutdown()
     }
 }
-
-/// The port the HTTP server actually bound, shared with the callback-URL closure.
-private final class BoundPort: Sendable {
-    private let port = Mutex<Int?>(nil)
-    var value: Int? {
-        get { port.withLock { $0 } }
-        set { port.withLock { $0 = newValue } }
-    }
-}

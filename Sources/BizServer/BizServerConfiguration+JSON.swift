@@ -1,4 +1,5 @@
 public import Foundation
+import Basics
 import NativeCrypto
 
 /// Loading ``BizServerConfiguration`` from `Config/biz-server.json` and the environment.

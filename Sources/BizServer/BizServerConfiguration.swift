@@ -1,3 +1,5 @@
+public import Basics
+
 /// Everything biz-server needs to run. Defaults are for local development on loopback.
 ///
 /// Only `main.swift` reads files and the environment; the library receives a finished value.
@@ -221,14 +223,6 @@ public struct BizServerConfiguration: Sendable {
             }
         }
     }
-}
-
-/// A configuration that cannot be used, with a message naming the setting.
-public struct ConfigurationError: Error, CustomStringConvertible, Equatable {
-    /// What is wrong.
-    public let description: String
-    /// Creates the error.
-    public init(_ description: String) { self.description = description }
 }
 
 /// Rules for custom (`x:`) variable names and values accepted from configuration and clients.

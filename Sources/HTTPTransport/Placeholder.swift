@@ -1,1 +1,0 @@
-// placeholder: the async HTTP client protocol + libcurl implementation

@@ -1,1 +1,0 @@
-// placeholder: NativeCurl wraps libcurl (owner: the HTTPTransport work)

@@ -1,0 +1,87 @@
+public import UpServer
+import Synchronization
+
+/// A `BlockStore` in memory: the twin of `FileBlockStore` for handler tests.
+///
+/// Same offset rules (a longer blob is truncated to the expected offset, a shorter one is
+/// `missingBytes`); `sync` only counts calls, so tests can check when durability was asked for.
+public final class InMemoryBlockStore: BlockStore {
+    private struct State {
+        var blobs: [BlobID: [UInt8]] = [:]
+        var syncs: [BlobID: Int] = [:]
+    }
+
+    private let state = Mutex(State())
+
+    /// Creates an empty store.
+    public init() {}
+
+    /// See `BlockStore.create()`.
+    public func create() throws -> BlobID {
+        let blob = BlobID.random()
+        state.withLock { $0.blobs[blob] = [] }
+        return blob
+    }
+
+    /// See `BlockStore.append(_:to:at:)`.
+    public func append(_ bytes: [UInt8], to blob: BlobID, at expectedOffset: Int64) throws -> Int64 {
+        try state.withLock { state in
+            guard var data = state.blobs[blob] else { throw BlockStoreError.notFound(blob) }
+            guard Int64(data.count) >= expectedOffset else {
+                throw BlockStoreError.missingBytes(blob, expected: expectedOffset, actual: Int64(data.count))
+            }
+            data.removeSubrange(Int(expectedOffset)...)
+            data += bytes
+            state.blobs[blob] = data
+            return Int64(data.count)
+        }
+    }
+
+    /// See `BlockStore.sync(_:)`.
+    public func sync(_ blob: BlobID) throws {
+        try state.withLock { state in
+            guard state.blobs[blob] != nil else { throw BlockStoreError.notFound(blob) }
+            state.syncs[blob, default: 0] += 1
+        }
+    }
+
+    /// How often `sync` was called for `blob`.
+    public func syncCount(of blob: BlobID) -> Int { state.withLock { $0.syncs[blob] ?? 0 } }
+
+    /// See `BlockStore.length(of:)`.
+    public func length(of blob: BlobID) throws -> Int64 { Int64(try bytes(of: blob).count) }
+
+    /// See `BlockStore.read(_:range:)`.
+    public func read(_ blob: BlobID, range: Range<Int64>) throws -> [UInt8] {
+        let data = try bytes(of: blob)
+        guard range.lowerBound >= 0, range.upperBound <= Int64(data.count) else {
+            throw BlockStoreError.outOfRange(blob, requested: range, length: Int64(data.count))
+        }
+        return Array(data[Int(range.lowerBound)..<Int(range.upperBound)])
+    }
+
+    /// See `BlockStore.forEachChunk(of:range:size:_:)`.
+    public func forEachChunk(
+        of blob: BlobID, range: Range<Int64>?, size: Int, _ body: ([UInt8]) throws -> Void
+    ) throws {
+        precondition(size > 0, "chunk size must be positive")
+        let data = try read(blob, range: range ?? 0..<(try length(of: blob)))
+        var start = 0
+        while start < data.count {
+            let end = min(start + size, data.count)
+            try body(Array(data[start..<end]))
+            start = end
+        }
+    }
+
+    /// See `BlockStore.remove(_:)`.
+    public func remove(_ blob: BlobID) throws { _ = state.withLock { $0.blobs.removeValue(forKey: blob) } }
+
+    /// See `BlockStore.list()`.
+    public func list() throws -> [BlobID] { state.withLock { $0.blobs.keys.sorted() } }
+
+    private func bytes(of blob: BlobID) throws -> [UInt8] {
+        guard let data = state.withLock({ $0.blobs[blob] }) else { throw BlockStoreError.notFound(blob) }
+        return data
+    }
+}

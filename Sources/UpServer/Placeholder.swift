@@ -1,1 +1,0 @@
-// placeholder: the up-server (issue 3)

@@ -1,0 +1,66 @@
+/// Where the bytes of blocks (v1) and parts (v2) live, addressed by random `BlobID`s.
+///
+/// An object is never copied into a file of its own: it is its ordered list of blobs (a
+/// manifest, see `StoredObject.segments`), so the store only ever appends to blobs and removes
+/// them. Two implementations: `FileBlockStore` (production) and `InMemoryBlockStore` (tests).
+///
+/// Every call is synchronous and may block on the disk; callers on the Swift cooperative pool
+/// should hop to a thread of their own first. A blob has one writer at a time: the up-server
+/// serializes chunks of one block with `BlobWriteLocks`, because `append` truncates what lies
+/// past the acknowledged offset and two writers would truncate each other's bytes.
+public protocol BlockStore: Sendable {
+    /// Creates an empty blob under a new random id.
+    ///
+    /// - Throws: `BlockStoreError.io`.
+    func create() throws -> BlobID
+
+    /// Appends `bytes` at `expectedOffset`, the length the index says is acknowledged.
+    ///
+    /// "Acknowledged means stored" (DESIGN.md): a blob LONGER than `expectedOffset` holds the
+    /// tail of a write that was never acknowledged (the process died before its reply, or
+    /// before the index advanced), so it is truncated to `expectedOffset` first. A blob SHORTER
+    /// than `expectedOffset` has lost acknowledged bytes and is an error, never papered over.
+    /// - Returns: The new length, `expectedOffset + bytes.count`.
+    /// - Throws: `BlockStoreError.notFound`, `.missingBytes`, `.io`.
+    func append(_ bytes: [UInt8], to blob: BlobID, at expectedOffset: Int64) throws -> Int64
+
+    /// Makes the blob's bytes durable (fsync of the file and of its directory entry).
+    ///
+    /// DESIGN.md: blocks are synced when a block completes and when an object is created; a
+    /// per-chunk sync is a setting of the store, not of the caller.
+    /// - Throws: `BlockStoreError.notFound`, `.io`.
+    func sync(_ blob: BlobID) throws
+
+    /// The blob's current length in bytes.
+    ///
+    /// - Throws: `BlockStoreError.notFound`, `.io`.
+    func length(of blob: BlobID) throws -> Int64
+
+    /// Reads `range` of the blob into memory. For small ranges; use `forEachChunk` to stream.
+    ///
+    /// - Throws: `BlockStoreError.notFound`, `.outOfRange`, `.io`.
+    func read(_ blob: BlobID, range: Range<Int64>) throws -> [UInt8]
+
+    /// Streams `range` of the blob (the whole blob when `nil`) to `body` in pieces of at most
+    /// `size` bytes, so hashing or serving a blob never holds it whole in memory.
+    ///
+    /// - Throws: `BlockStoreError.notFound`, `.outOfRange`, `.io`, or what `body` throws.
+    func forEachChunk(of blob: BlobID, range: Range<Int64>?, size: Int, _ body: ([UInt8]) throws -> Void) throws
+
+    /// Deletes the blob. Removing a blob that does not exist is not an error (sweeps repeat).
+    ///
+    /// - Throws: `BlockStoreError.io`.
+    func remove(_ blob: BlobID) throws
+
+    /// Every blob in the store, sorted, for the orphan sweep.
+    ///
+    /// - Throws: `BlockStoreError.io`.
+    func list() throws -> [BlobID]
+}
+
+extension BlockStore {
+    /// Streams the whole blob in pieces of at most `size` bytes (default 64 KiB).
+    public func forEachChunk(of blob: BlobID, size: Int = 64 * 1024, _ body: ([UInt8]) throws -> Void) throws {
+        try forEachChunk(of: blob, range: nil, size: size, body)
+    }
+}

@@ -1,0 +1,59 @@
+extension InMemoryUpIndex {
+    /// See `UpIndex.createUpload(bucket:key:expiresAt:createdAt:)`.
+    public func createUpload(bucket: String, key: String?, expiresAt: Int64, createdAt: Int64) -> MultipartUpload {
+        let upload = MultipartUpload(
+            id: UpIndexRules.newUploadID(), bucket: bucket, key: key, expiresAt: expiresAt, createdAt: createdAt,
+            state: .active)
+        state.uploads[upload.id] = upload
+        return upload
+    }
+
+    /// See `UpIndex.upload(id:)`.
+    public func upload(id: String) -> MultipartUpload? { state.uploads[id] }
+
+    /// See `UpIndex.putPart(_:now:)`.
+    public func putPart(_ part: UploadPart, now: Int64) throws -> BlobID? {
+        try UpIndexRules.checkPartNumber(part.partNumber)
+        guard let upload = state.uploads[part.uploadID], upload.isUsable(now: now) else {
+            throw UpIndexError.noSuchUpload
+        }
+        let old = state.parts[part.uploadID, default: [:]].updateValue(part, forKey: part.partNumber)
+        guard let old, old.blob != part.blob else { return nil }
+        return state.unreferenced([old.blob]).first
+    }
+
+    /// See `UpIndex.listParts(uploadID:marker:max:)`.
+    public func listParts(uploadID: String, marker: Int, max: Int) -> PartListing {
+        let all = (state.parts[uploadID] ?? [:]).values.filter { $0.partNumber > marker }
+            .sorted { $0.partNumber < $1.partNumber }
+        let page = Array(all.prefix(UpIndexRules.clampMaxParts(max)))
+        return PartListing(parts: page, nextMarker: all.count > page.count ? page.last?.partNumber ?? 0 : 0)
+    }
+
+    /// See `UpIndex.completeUpload(_:parts:object:mode:callback:now:)`.
+    public func completeUpload(
+        _ id: String, parts: [PartReference], object: StoredObject, mode: PutMode, callback: NewOutboxEntry?,
+        now: Int64
+    ) throws -> PutObjectOutcome {
+        try transaction { state in
+            guard var upload = state.uploads[id], upload.isUsable(now: now) else { throw UpIndexError.noSuchUpload }
+            let stored = state.parts[id] ?? [:]
+            _ = try UpIndexRules.matchParts(parts, stored: stored, segments: object.segments)
+            upload.state = .completed
+            state.uploads[id] = upload
+            state.parts[id] = nil
+            return try Self.store(
+                object, mode: mode, completion: nil, callback: callback, extraReleased: stored.values.map(\.blob),
+                in: &state)
+        }
+    }
+
+    /// See `UpIndex.abortUpload(_:)`.
+    public func abortUpload(_ id: String) throws -> [BlobID] {
+        guard var upload = state.uploads[id], upload.state == .active else { throw UpIndexError.noSuchUpload }
+        upload.state = .aborted
+        state.uploads[id] = upload
+        let blobs = (state.parts.removeValue(forKey: id) ?? [:]).values.map(\.blob)
+        return state.unreferenced(blobs)
+    }
+}

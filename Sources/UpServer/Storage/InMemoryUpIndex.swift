@@ -1,0 +1,180 @@
+/// An `UpIndex` in memory: the twin of `SQLiteUpIndex` for handler tests; nothing survives the
+/// process.
+///
+/// An actor, so calls are serialized the way the SQLite index's transactions are. A change that
+/// touches several tables works on a copy of the state and assigns it back only at the end
+/// (`transaction`), so a throw half-way leaves nothing behind — the same all-or-nothing the
+/// suite checks for SQLite.
+public actor InMemoryUpIndex: UpIndex {
+    /// Bucket and key compared as UTF-8 bytes, as SQLite compares TEXT (Swift's `==` on `String`
+    /// would merge canonically equivalent keys that are different keys on the wire).
+    struct Name: Hashable {
+        let bucket: [UInt8]
+        let key: [UInt8]
+        init(_ bucket: String, _ key: String) {
+            self.bucket = Array(bucket.utf8)
+            self.key = Array(key.utf8)
+        }
+    }
+
+    struct State {
+        var blocks: [BlobID: BlockRecord] = [:]
+        var objects: [Name: StoredObject] = [:]
+        var completions: [CompletionKey: Completion] = [:]
+        var uploads: [String: MultipartUpload] = [:]
+        var parts: [String: [Int: UploadPart]] = [:]
+        var outbox: [Int64: OutboxEntry] = [:]
+        var lastOutboxID: Int64 = 0
+
+        func isReferencedByObject(_ blob: BlobID) -> Bool {
+            objects.values.contains { $0.segments.contains { $0.blob == blob } }
+        }
+
+        /// The subset of `blobs` that no object, block or part names.
+        func unreferenced(_ blobs: [BlobID]) -> [BlobID] {
+            let parts = Set(self.parts.values.flatMap { $0.values.map(\.blob) })
+            return Array(Set(blobs)).sorted().filter {
+                !isReferencedByObject($0) && blocks[$0] == nil && !parts.contains($0)
+            }
+        }
+    }
+
+    var state = State()
+
+    /// Creates an empty index.
+    public init() {}
+
+    /// Runs `body` on a copy of the state and keeps the copy only if `body` returns.
+    func transaction<T>(_ body: (inout State) throws -> T) rethrows -> T {
+        var draft = state
+        let result = try body(&draft)
+        state = draft
+        return result
+    }
+
+    // MARK: Blocks
+
+    /// See `UpIndex.createBlock(_:blockSize:expiresAt:createdAt:)`.
+    public func createBlock(_ blob: BlobID, blockSize: Int64, expiresAt: Int64, createdAt: Int64) throws -> BlockRecord {
+        try UpIndexRules.checkBlockSize(blockSize)
+        guard state.blocks[blob] == nil else { throw UpIndexError.invalidArgument("block \(blob) exists") }
+        let record = BlockRecord(blob: blob, blockSize: blockSize, expiresAt: expiresAt, createdAt: createdAt)
+        state.blocks[blob] = record
+        return record
+    }
+
+    /// See `UpIndex.advanceBlock(_:from:to:crc32:sha1:)`.
+    public func advanceBlock(
+        _ blob: BlobID, from expectedOffset: Int64, to newOffset: Int64, crc32: UInt32, sha1: [UInt8]?
+    ) throws -> Bool {
+        guard var record = state.blocks[blob] else { return false }
+        try UpIndexRules.checkAdvance(record, from: expectedOffset, to: newOffset, sha1: sha1)
+        guard record.offset == expectedOffset else { return false }
+        record.offset = newOffset
+        record.crc32 = crc32
+        record.sha1 = sha1
+        state.blocks[blob] = record
+        return true
+    }
+
+    /// See `UpIndex.block(_:)`.
+    public func block(_ blob: BlobID) -> BlockRecord? { state.blocks[blob] }
+
+    // MARK: Objects
+
+    /// See `UpIndex.putObject(_:mode:completion:callback:)`.
+    public func putObject(
+        _ object: StoredObject, mode: PutMode, completion: NewCompletion?, callback: NewOutboxEntry?
+    ) throws -> PutObjectOutcome {
+        if let completion, let existing = state.completions[completion.key] { return .alreadyCompleted(existing) }
+        return try transaction { state in
+            try Self.store(object, mode: mode, completion: completion, callback: callback, extraReleased: [], in: &state)
+        }
+    }
+
+    /// The body of `putObject`, shared with `completeUpload`.
+    static func store(
+        _ object: StoredObject, mode: PutMode, completion: NewCompletion?, callback: NewOutboxEntry?,
+        extraReleased: [BlobID], in state: inout State
+    ) throws -> PutObjectOutcome {
+        let name = Name(object.bucket, object.key)
+        let old = state.objects[name]
+        if mode == .insertOnly, old != nil { throw UpIndexError.objectExists }
+        var stored = object
+        stored.version = (old?.version ?? 0) + 1
+        state.objects[name] = stored
+        if let completion {
+            state.completions[completion.key] = Completion(
+                key: completion.key, objectKey: object.key, etag: object.etag, result: nil,
+                expiresAt: completion.expiresAt)
+        }
+        var outboxID: Int64?
+        if let callback {
+            // Mirrors the SQLite schema's CHECK: an entry with nowhere to go is refused.
+            guard !callback.urls.isEmpty else { throw UpIndexError.invalidArgument("callback without URL") }
+            state.lastOutboxID += 1
+            outboxID = state.lastOutboxID
+            state.outbox[state.lastOutboxID] = OutboxEntry(
+                id: state.lastOutboxID, bucket: object.bucket, key: object.key, etag: object.etag, request: callback,
+                attempts: 0, nextAttemptAt: callback.firstAttemptAt, lastError: nil, state: .pending, reply: nil)
+        }
+        let released = state.unreferenced((old?.segments.map(\.blob) ?? []) + extraReleased)
+        return .stored(object: stored, releasedBlobs: released, outboxID: outboxID)
+    }
+
+    /// See `UpIndex.object(bucket:key:)`.
+    public func object(bucket: String, key: String) -> StoredObject? { state.objects[Name(bucket, key)] }
+
+    /// See `UpIndex.deleteObject(bucket:key:)`.
+    public func deleteObject(bucket: String, key: String) -> [BlobID]? {
+        guard let old = state.objects.removeValue(forKey: Name(bucket, key)) else { return nil }
+        return state.unreferenced(old.segments.map(\.blob))
+    }
+
+    /// See `UpIndex.completion(_:)`.
+    public func completion(_ key: CompletionKey) -> Completion? { state.completions[key] }
+
+    /// See `UpIndex.recordCompletionResult(_:result:)`.
+    public func recordCompletionResult(_ key: CompletionKey, result: String) -> String? {
+        guard var completion = state.completions[key] else { return nil }
+        if completion.result == nil {
+            completion.result = result
+            state.completions[key] = completion
+        }
+        return completion.result
+    }
+
+    // MARK: Garbage collection
+
+    /// See `UpIndex.expiredBlocks(now:)`.
+    public func expiredBlocks(now: Int64) -> [BlockRecord] {
+        state.blocks.values.filter { $0.expiresAt <= now }.sorted { $0.blob < $1.blob }
+    }
+
+    /// See `UpIndex.expiredUploads(now:)`.
+    public func expiredUploads(now: Int64) -> [MultipartUpload] {
+        state.uploads.values.filter { $0.expiresAt <= now }.sorted { $0.id < $1.id }
+    }
+
+    /// See `UpIndex.sweepExpired(now:)`.
+    public func sweepExpired(now: Int64) -> SweepPlan {
+        let uploads = expiredUploads(now: now).map { ($0, (state.parts[$0.id] ?? [:]).values.map(\.blob)) }
+        let plan = SweepPlan.make(
+            now: now, blocks: expiredBlocks(now: now), uploads: uploads,
+            isReferencedByObject: state.isReferencedByObject)
+        for blob in plan.blockRows { state.blocks[blob] = nil }
+        for id in plan.uploadRows {
+            state.uploads[id] = nil
+            state.parts[id] = nil
+        }
+        state.completions = state.completions.filter { $0.value.expiresAt > now }
+        return plan
+    }
+
+    /// See `UpIndex.knownBlobs()`.
+    public func knownBlobs() -> Set<BlobID> {
+        Set(state.blocks.keys)
+            .union(state.objects.values.flatMap { $0.segments.map(\.blob) })
+            .union(state.parts.values.flatMap { $0.values.map(\.blob) })
+    }
+}

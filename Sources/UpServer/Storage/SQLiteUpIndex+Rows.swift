@@ -1,0 +1,73 @@
+import Foundation
+import NativeStore
+
+extension SQLiteUpIndex {
+    /// Row ↔ value conversions, in the column order of the SELECTs that use them.
+    enum Rows {
+        static func blobID(_ text: String) throws -> BlobID {
+            guard let blob = BlobID(hex: text) else {
+                throw SQLiteError(code: SQLiteError.mismatch, message: "not a blob id: \(text)")
+            }
+            return blob
+        }
+
+        static func optionalText(_ value: SQLiteValue) -> String? { value.textValue }
+
+        /// `blockColumns` order.
+        static func block(_ row: SQLiteRow) throws -> BlockRecord {
+            BlockRecord(
+                blob: try blobID(row.text(0)), blockSize: try row.integer(1), offset: try row.integer(2),
+                crc32: UInt32(truncatingIfNeeded: try row.integer(3)), sha1: row[4].blobValue,
+                expiresAt: try row.integer(5), createdAt: try row.integer(6))
+        }
+
+        /// `uploadColumns` order.
+        static func upload(_ row: SQLiteRow) throws -> MultipartUpload {
+            guard let state = MultipartUpload.State(rawValue: try row.text(3)) else {
+                throw SQLiteError(code: SQLiteError.mismatch, message: "unknown upload state")
+            }
+            return MultipartUpload(
+                id: try row.text(0), bucket: try row.text(1), key: row[2].textValue, expiresAt: try row.integer(4),
+                createdAt: try row.integer(5), state: state)
+        }
+
+        /// `partColumns` order.
+        static func part(_ row: SQLiteRow) throws -> UploadPart {
+            UploadPart(
+                uploadID: try row.text(0), partNumber: Int(try row.integer(1)), blob: try blobID(row.text(2)),
+                size: try row.integer(3), md5: try row.text(4), etag: try row.text(5), digest: try row.blob(6),
+                putTime: try row.integer(7))
+        }
+
+        /// `outboxColumns` order.
+        static func outbox(_ row: SQLiteRow) throws -> OutboxEntry {
+            guard let state = OutboxEntry.State(rawValue: try row.text(12)) else {
+                throw SQLiteError(code: SQLiteError.mismatch, message: "unknown outbox state")
+            }
+            let request = NewOutboxEntry(
+                urls: try decode([String].self, row.text(4)), host: row[5].textValue, body: try row.text(6),
+                contentType: try row.text(7), authScheme: try row.text(8), firstAttemptAt: try row.integer(14))
+            return OutboxEntry(
+                id: try row.integer(0), bucket: try row.text(1), key: try row.text(2), etag: try row.text(3),
+                request: request, attempts: Int(try row.integer(9)), nextAttemptAt: try row.integer(10),
+                lastError: row[11].textValue, state: state, reply: row[13].textValue)
+        }
+
+        /// `completionColumns` order.
+        static func completion(_ row: SQLiteRow) throws -> Completion {
+            Completion(
+                key: CompletionKey(bucket: try row.text(0), requestSHA1: try row.blob(1)), objectKey: try row.text(2),
+                etag: try row.text(3), result: row[4].textValue, expiresAt: try row.integer(5))
+        }
+
+        static func encode(_ value: some Encodable) throws -> String {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]  // stable text for diffs
+            return String(decoding: try encoder.encode(value), as: UTF8.self)
+        }
+
+        static func decode<T: Decodable>(_ type: T.Type, _ text: String) throws -> T {
+            try JSONDecoder().decode(type, from: Data(text.utf8))
+        }
+    }
+}

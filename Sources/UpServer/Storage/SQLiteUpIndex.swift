@@ -1,0 +1,116 @@
+import Dispatch
+public import Foundation
+import NativeStore
+import Synchronization
+
+/// The production `UpIndex`: one SQLite file, `<dataDir>/index.sqlite3`, in WAL mode with
+/// `synchronous = FULL`, so a commit is on disk before the handler replies ("acknowledged means
+/// stored", DESIGN.md) and a ctx or uploadId survives a restart (qiniu-protocol.md §9.4).
+///
+/// Threads: as in `SQLiteUploadRecordStore`, SQLite calls block on the disk, so every call runs
+/// on one dedicated serial `DispatchQueue` and the caller awaits a continuation, keeping the
+/// Swift cooperative pool free. The connection sits in a `Mutex` (it is not `Sendable`); taken
+/// only on the queue, the lock is never contended.
+public final class SQLiteUpIndex: UpIndex {
+    private let queue = DispatchQueue(label: "upgate.up-index")
+    private let database: Mutex<SQLiteDatabase>
+
+    /// The database file.
+    public let path: String
+
+    /// Opens (creating if needed) `<dataDirectory>/index.sqlite3`, creating the directory too.
+    ///
+    /// Blocks while it opens and migrates; call it at startup.
+    /// - Throws: Foundation's error if the directory cannot be created; `SQLiteError`.
+    public convenience init(dataDirectory: URL) throws {
+        try FileManager.default.createDirectory(at: dataDirectory, withIntermediateDirectories: true)
+        try self.init(path: dataDirectory.appendingPathComponent("index.sqlite3").path)
+    }
+
+    /// Opens (creating if needed) the index at `path` and brings its schema up to date.
+    ///
+    /// - Throws: `SQLiteError` if the file cannot be opened or migrated.
+    public init(path: String) throws {
+        self.path = path
+        let connection = try SQLiteDatabase(path: path, configuration: .init(synchronous: .full))
+        try connection.migrate(Self.migrations)
+        database = Mutex(connection)
+    }
+
+    /// Runs `work` on the index's queue with the connection, suspending the caller until it ends.
+    func perform<T: Sendable>(_ work: @escaping @Sendable (SQLiteDatabase) throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            queue.async {
+                continuation.resume(with: Result { try self.database.withLock { try work($0) } })
+            }
+        }
+    }
+
+    /// The journal mode SQLite reports (`"wal"`), for health checks and tests.
+    public func journalMode() async throws -> String {
+        try await perform { try $0.query("PRAGMA journal_mode")[0].text(0) }
+    }
+
+    // MARK: Blocks
+
+    static let blockColumns = "blob, block_size, received, crc32, sha1, expires_at, created_at"
+
+    /// See `UpIndex.createBlock(_:blockSize:expiresAt:createdAt:)`.
+    public func createBlock(_ blob: BlobID, blockSize: Int64, expiresAt: Int64, createdAt: Int64) async throws
+        -> BlockRecord
+    {
+        try UpIndexRules.checkBlockSize(blockSize)
+        let record = BlockRecord(blob: blob, blockSize: blockSize, expiresAt: expiresAt, createdAt: createdAt)
+        try await perform { database in
+            try database.run(
+                "INSERT INTO blocks (\(Self.blockColumns)) VALUES (?, ?, 0, 0, NULL, ?, ?)",
+                [.text(blob.hex), .integer(blockSize), .integer(expiresAt), .integer(createdAt)])
+        }
+        return record
+    }
+
+    /// See `UpIndex.advanceBlock(_:from:to:crc32:sha1:)`.
+    public func advanceBlock(
+        _ blob: BlobID, from expectedOffset: Int64, to newOffset: Int64, crc32: UInt32, sha1: [UInt8]?
+    ) async throws -> Bool {
+        try await perform { database in
+            try database.transaction {
+                guard let record = try Self.block(blob, in: database) else { return false }
+                try UpIndexRules.checkAdvance(record, from: expectedOffset, to: newOffset, sha1: sha1)
+                // The WHERE on `received` is the compare-and-set: a duplicate chunk finds the
+                // offset already moved and changes nothing.
+                try database.run(
+                    "UPDATE blocks SET received = ?, crc32 = ?, sha1 = ? WHERE blob = ? AND received = ?",
+                    [
+                        .integer(newOffset), .integer(Int64(crc32)), sha1.map { .blob($0) } ?? .null, .text(blob.hex),
+                        .integer(expectedOffset),
+                    ])
+                return database.changes == 1
+            }
+        }
+    }
+
+    /// See `UpIndex.block(_:)`.
+    public func block(_ blob: BlobID) async throws -> BlockRecord? {
+        try await perform { try Self.block(blob, in: $0) }
+    }
+
+    static func block(_ blob: BlobID, in database: SQLiteDatabase) throws -> BlockRecord? {
+        try database.query("SELECT \(blockColumns) FROM blocks WHERE blob = ?", [.text(blob.hex)])
+            .first.map(Rows.block)
+    }
+
+    /// The subset of `blobs` that no object, block or part row names: safe to delete once the
+    /// current transaction commits.
+    static func unreferenced(_ blobs: [BlobID], in database: SQLiteDatabase) throws -> [BlobID] {
+        try Array(Set(blobs)).sorted().filter { blob in
+            try database.query(
+                """
+                SELECT NOT EXISTS (SELECT 1 FROM segments WHERE blob = ?1)
+                   AND NOT EXISTS (SELECT 1 FROM blocks WHERE blob = ?1)
+                   AND NOT EXISTS (SELECT 1 FROM parts WHERE blob = ?1)
+                """, [.text(blob.hex)]
+            )[0].integer(0) == 1
+        }
+    }
+}

@@ -1,0 +1,51 @@
+/// Argument checks both `UpIndex` implementations apply, so they refuse the same things.
+enum UpIndexRules {
+    /// qiniu-protocol.md §4.1: `blockSize` must be 1..4194304.
+    static let maxBlockSize: Int64 = 4 * 1024 * 1024
+
+    static func checkBlockSize(_ size: Int64) throws {
+        guard (1...maxBlockSize).contains(size) else {
+            throw UpIndexError.invalidArgument("block size \(size) outside 1...\(maxBlockSize)")
+        }
+    }
+
+    static func checkAdvance(_ block: BlockRecord, from expected: Int64, to new: Int64, sha1: [UInt8]?) throws {
+        guard expected >= 0, new >= expected, new <= block.blockSize else {
+            throw UpIndexError.invalidArgument("offset \(expected)→\(new) in a block of \(block.blockSize)")
+        }
+        guard (sha1 != nil) == (new == block.blockSize), sha1.map({ $0.count == 20 }) ?? true else {
+            throw UpIndexError.invalidArgument("a 20-byte SHA-1 is given exactly when the block completes")
+        }
+    }
+
+    static func checkPartNumber(_ number: Int) throws {
+        guard UploadPart.numbers.contains(number) else {
+            throw UpIndexError.invalidArgument("part number \(number) outside 1...10000")
+        }
+    }
+
+    /// §5 list-parts: default and maximum `max-parts` is 1000.
+    static func clampMaxParts(_ max: Int) -> Int { Swift.max(1, Swift.min(max, 1000)) }
+
+    /// Checks a complete request against the stored parts; returns the parts used, in order.
+    static func matchParts(
+        _ references: [PartReference], stored: [Int: UploadPart], segments: [Segment]
+    ) throws -> [UploadPart] {
+        var used: [UploadPart] = []
+        var previous = 0
+        for reference in references {
+            // §5: strictly ascending; every (partNumber, etag) must match what was stored.
+            guard reference.partNumber > previous, let part = stored[reference.partNumber], part.etag == reference.etag
+            else { throw UpIndexError.partMismatch(partNumber: reference.partNumber) }
+            previous = reference.partNumber
+            used.append(part)
+        }
+        guard used.map(\.segment) == segments else {
+            throw UpIndexError.invalidArgument("object segments differ from the completed parts")
+        }
+        return used
+    }
+
+    /// A new random upload id: 16 bytes from `SecureRandom`, hex (no `/`, safe in a path).
+    static func newUploadID() -> String { BlobID.random().hex }
+}

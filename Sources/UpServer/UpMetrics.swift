@@ -1,0 +1,41 @@
+import Basics
+import HTTPKit
+
+/// Up-server's metric families (`GET /metrics`), declared once.
+struct UpMetrics: Sendable {
+    let registry: Metrics
+    let bytesReceived: Counter
+    let chunks: Counter
+    let uploadsStarted: Counter
+    let uploadsCompleted: Counter
+    let uploadsExpired: Counter
+    let errors: Counter
+    let callbackAttempts: Counter
+    let callbackFailures: Counter
+    let outboxDepth: Gauge
+    let requestDuration: Histogram
+
+    init(_ registry: Metrics) {
+        self.registry = registry
+        bytesReceived = registry.counter("upgate_up_bytes_received_total", "Upload payload bytes stored.")
+        chunks = registry.counter("upgate_up_chunks_total", "Chunks (mkblk/bput bodies, v2 parts) stored.")
+        uploadsStarted = registry.counter(
+            "upgate_up_uploads_started_total", "Uploads started, by protocol.", labels: ["protocol"])
+        uploadsCompleted = registry.counter(
+            "upgate_up_uploads_completed_total", "Objects created, by protocol.", labels: ["protocol"])
+        uploadsExpired = registry.counter(
+            "upgate_up_uploads_expired_total", "Blocks and multipart uploads removed by the sweeper after expiry.")
+        errors = registry.counter("upgate_up_errors_total", "Error responses, by status.", labels: ["status"])
+        callbackAttempts = registry.counter("upgate_up_callback_attempts_total", "Callback deliveries tried.")
+        callbackFailures = registry.counter("upgate_up_callback_failures_total", "Callback deliveries that failed.")
+        outboxDepth = registry.gauge("upgate_up_outbox_depth", "Callbacks not yet delivered (pending).")
+        requestDuration = registry.histogram(
+            "upgate_up_http_request_duration_seconds", "HTTP request latency.", labels: ["method", "route"])
+    }
+
+    /// Feeds HTTP response events into latency and the 4xx/5xx counter.
+    func observe(_ event: ResponseEvent) {
+        requestDuration.observe(event.duration, [event.method.rawValue, event.route])
+        if event.status >= 400 { errors.increment([String(event.status)]) }
+    }
+}

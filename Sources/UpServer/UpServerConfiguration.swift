@@ -1,0 +1,128 @@
+public import Basics
+
+/// Everything up-server needs to run. Defaults are for local development on loopback.
+///
+/// Only `main.swift` reads files and the environment; JSON loading lives in
+/// `UpServerConfiguration+JSON.swift` with every key and its default.
+public struct UpServerConfiguration: Sendable {
+    /// Listen address. Default `127.0.0.1`.
+    public var host: String
+    /// Listen port; 0 picks a free one. Default 9000.
+    public var port: UInt16
+    /// Blobs (`blobs/`), the index (`index.sqlite3`) and the ctx secret live here. Default `data/up`.
+    public var dataDirectory: String
+    /// Externally visible base URL, returned as `host` in mkblk/bput replies (spec §4.2). Default
+    /// none: `http://<host>:<bound port>`. Must stay stable across restarts: SDKs record it (§9.4).
+    public var publicBaseURL: String?
+    /// AccessKey → SecretKey pairs whose tokens are accepted (and which sign callbacks).
+    public var keys: [String: String]
+    /// Buckets that exist; any other is `631 no such bucket`.
+    public var buckets: [String]
+    /// Secret under which ctx values are authenticated (DESIGN.md: ctx is self-verifying). Nodes
+    /// sharing storage must share it. Default none: generated once into `<dataDirectory>/ctx-secret`.
+    public var contextSecret: String?
+    /// How long a ctx (v1 block) stays valid, seconds. Default 7 days, as Qiniu (spec §4.2).
+    public var contextLifetimeSeconds: Int64
+    /// How long a v2 uploadId stays valid, seconds. Default 7 days (spec §5).
+    public var multipartLifetimeSeconds: Int64
+    /// fsync every appended chunk, not only completed blocks and objects. Default false (DESIGN.md).
+    public var syncEveryChunk: Bool
+    /// Callback settings (spec §3).
+    public var callback: Callback
+    /// Seconds between garbage-collection sweeps of expired blocks and uploads. Default 300.
+    public var sweepIntervalSeconds: Int64
+    /// MHD worker threads. Default: the number of cores.
+    public var threads: Int
+
+    /// Creates a configuration; every parameter has the documented default.
+    public init(
+        host: String = "127.0.0.1",
+        port: UInt16 = 9000,
+        dataDirectory: String = "data/up",
+        publicBaseURL: String? = nil,
+        keys: [String: String],
+        buckets: [String],
+        contextSecret: String? = nil,
+        contextLifetimeSeconds: Int64 = 7 * 86_400,
+        multipartLifetimeSeconds: Int64 = 7 * 86_400,
+        syncEveryChunk: Bool = false,
+        callback: Callback = Callback(),
+        sweepIntervalSeconds: Int64 = 300,
+        threads: Int = 0
+    ) {
+        self.host = host
+        self.port = port
+        self.dataDirectory = dataDirectory
+        self.publicBaseURL = publicBaseURL
+        self.keys = keys
+        self.buckets = buckets
+        self.contextSecret = contextSecret
+        self.contextLifetimeSeconds = contextLifetimeSeconds
+        self.multipartLifetimeSeconds = multipartLifetimeSeconds
+        self.syncEveryChunk = syncEveryChunk
+        self.callback = callback
+        self.sweepIntervalSeconds = sweepIntervalSeconds
+        self.threads = threads
+    }
+
+    /// How callbacks are signed, sent and retried.
+    public struct Callback: Sendable {
+        /// Signature scheme of callback requests.
+        public enum Scheme: String, Sendable, Codable {
+            /// `QBox AK:sign` — what every SDK verifier accepts (spec §3.2). The default.
+            case qbox
+            /// `Qiniu AK:sign` with a signed `X-Qiniu-Date` (spec §3.3).
+            case qiniu
+        }
+        /// Default `.qbox`.
+        public var scheme: Scheme
+        /// Per-URL timeout, seconds (spec §3.1 recommends 5). Default 5.
+        public var timeoutSeconds: Double
+        /// Background redelivery attempts after the synchronous one fails. Default 12.
+        public var maxRetries: Int
+        /// First retry delay, seconds; doubles per attempt. Default 5.
+        public var retryBaseDelaySeconds: Int64
+        /// Largest retry delay, seconds. Default 3600.
+        public var retryMaxDelaySeconds: Int64
+
+        /// Creates the settings.
+        public init(
+            scheme: Scheme = .qbox, timeoutSeconds: Double = 5, maxRetries: Int = 12, retryBaseDelaySeconds: Int64 = 5,
+            retryMaxDelaySeconds: Int64 = 3600
+        ) {
+            self.scheme = scheme
+            self.timeoutSeconds = timeoutSeconds
+            self.maxRetries = maxRetries
+            self.retryBaseDelaySeconds = retryBaseDelaySeconds
+            self.retryMaxDelaySeconds = retryMaxDelaySeconds
+        }
+
+        /// Delay before background attempt `attempt` (1-based): base × 2^(attempt-1), capped, or
+        /// nil once `maxRetries` attempts are used up.
+        public func retryDelay(afterAttempt attempt: Int) -> Int64? {
+            guard attempt <= maxRetries else { return nil }
+            let exponent = min(attempt - 1, 30)
+            return min(retryMaxDelaySeconds, retryBaseDelaySeconds << Int64(exponent))
+        }
+    }
+
+    /// Checks invariants; throws a message naming the setting.
+    public func validate() throws(ConfigurationError) {
+        guard !keys.isEmpty else { throw ConfigurationError("at least one accessKey/secretKey pair is needed") }
+        for (accessKey, secretKey) in keys where accessKey.isEmpty || accessKey.contains(":") || secretKey.isEmpty {
+            throw ConfigurationError("access keys must be non-empty without ':' and have a secret key")
+        }
+        guard !buckets.isEmpty, buckets.allSatisfy({ !$0.isEmpty && !$0.contains(":") }) else {
+            throw ConfigurationError("buckets must list at least one name, none empty or containing ':'")
+        }
+        guard contextLifetimeSeconds > 0, multipartLifetimeSeconds > 0 else {
+            throw ConfigurationError("context and multipart lifetimes must be > 0")
+        }
+        guard callback.timeoutSeconds > 0, callback.maxRetries >= 0, callback.retryBaseDelaySeconds > 0 else {
+            throw ConfigurationError("callback timeout and retry delays must be > 0")
+        }
+        if let secret = contextSecret, secret.utf8.count < 16 {
+            throw ConfigurationError("contextSecret must be at least 16 bytes")
+        }
+    }
+}

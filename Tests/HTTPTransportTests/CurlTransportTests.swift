@@ -1,0 +1,195 @@
+import Foundation
+import HTTPKit
+import HTTPTransport
+import Testing
+
+/// Round trips, headers and failures of ``CurlTransport`` against a live loopback server.
+@Suite struct CurlTransportTests {
+    static func echoRouter() -> Router {
+        var router = Router()
+        let echo: HTTPHandler = { request, _ in
+            Response(
+                status: request.method == .get ? 200 : 201,
+                headers: [
+                    "X-Custom-Thing": "v1",
+                    "X-Echo-Method": request.method.rawValue,
+                    "X-Echo-Host": request.headers["Host"] ?? "",
+                    "X-Echo-Expect": request.headers["Expect"] ?? "none",
+                    "X-Echo-Trace": request.headers.values(for: "X-Trace").joined(separator: ","),
+                    "Content-Type": "application/octet-stream",
+                ],
+                body: request.method == .get ? Array("hello \(request.query)".utf8) : request.body
+            )
+        }
+        router.get("/echo", handler: echo)
+        router.post("/echo", body: .collect(maxBytes: 8 << 20), handler: echo)
+        router.put("/echo", body: .collect(maxBytes: 8 << 20), handler: echo)
+        router.add(.delete, "/echo", body: .collect(maxBytes: 8 << 20), handler: echo)
+        router.get("/big") { _, _ in Response(body: [UInt8](repeating: 7, count: 1 << 20)) }
+        router.get("/slow") { _, _ in
+            try await Task.sleep(for: .seconds(3))
+            return Response(body: Array("late".utf8))
+        }
+        return router
+    }
+
+    @Test func getRoundTrip() async throws {
+        let transport = try CurlTransport()
+        try await withServer(Self.echoRouter()) { port in
+            let response = try await transport.send(TransportRequest(method: "GET", url: "http://127.0.0.1:\(port)/echo?a=1"))
+            #expect(response.status == 200)
+            #expect(response.text == "hello a=1")
+            #expect(response[header: "X-Echo-Method"] == "GET")
+            #expect(response[header: "Content-Length"] == "9")
+        }
+    }
+
+    @Test(arguments: ["POST", "PUT", "DELETE"])
+    func bodyRoundTripWithoutExpectContinue(method: String) async throws {
+        let transport = try CurlTransport()
+        let payload = (0..<(2 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 7) }
+        try await withServer(Self.echoRouter()) { port in
+            let response = try await transport.send(TransportRequest(
+                method: method, url: "http://127.0.0.1:\(port)/echo",
+                headers: [("X-Trace", "one"), ("X-Trace", "two")], body: .bytes(payload)
+            ))
+            #expect(response.status == 201)
+            #expect(response[header: "X-Echo-Method"] == method)
+            #expect(response[header: "X-Echo-Expect"] == "none")
+            #expect(response[header: "X-Echo-Trace"] == "one,two")
+            // Compare counts and a checksum: a failed #expect on 2 MiB arrays would diff them for minutes.
+            #expect(response.body.count == payload.count)
+            #expect(checksum(response.body) == checksum(payload))
+        }
+    }
+
+    @Test func headResponseHasHeadersAndNoBody() async throws {
+        let transport = try CurlTransport()
+        try await withServer(Self.echoRouter()) { port in
+            let response = try await transport.send(TransportRequest(method: "HEAD", url: "http://127.0.0.1:\(port)/big"))
+            #expect(response.status == 200)
+            #expect(response.body.isEmpty)
+            #expect(response[header: "content-length"] == String(1 << 20))
+        }
+    }
+
+    @Test func responseHeadersKeepOrderAndCaseAndLookUpCaseInsensitively() async throws {
+        let transport = try CurlTransport()
+        try await withServer(Self.echoRouter()) { port in
+            let response = try await transport.send(TransportRequest(method: "GET", url: "http://127.0.0.1:\(port)/echo"))
+            #expect(response.headers.contains { $0.0 == "X-Custom-Thing" && $0.1 == "v1" })
+            #expect(response[header: "x-custom-thing"] == "v1")
+            #expect(response[header: "X-CUSTOM-THING"] == "v1")
+            #expect(response.values(for: "x-echo-method") == ["GET"])
+            #expect(response[header: "X-Missing"] == nil)
+            let names = response.headers.map(\.0)
+            let custom = try #require(names.firstIndex(of: "X-Custom-Thing"))
+            let method = try #require(names.firstIndex(of: "X-Echo-Method"))
+            #expect(custom < method)
+        }
+    }
+
+    @Test func hostOverrideReachesTheServer() async throws {
+        let transport = try CurlTransport()
+        try await withServer(Self.echoRouter()) { port in
+            let response = try await transport.send(TransportRequest(
+                method: "POST", url: "http://127.0.0.1:\(port)/echo", headers: [("Host", "callback.example.com")],
+                body: .bytes(Array("{}".utf8))
+            ))
+            #expect(response[header: "X-Echo-Host"] == "callback.example.com")
+            let plain = try await transport.send(TransportRequest(method: "GET", url: "http://127.0.0.1:\(port)/echo"))
+            #expect(plain[header: "X-Echo-Host"] == "127.0.0.1:\(port)")
+        }
+    }
+
+    @Test func refusedConnectionIsConnect() async throws {
+        let transport = try CurlTransport()
+        var closedPort = 0
+        try await withServer(Router()) { port in closedPort = port }
+        let error = await transportError {
+            _ = try await transport.send(TransportRequest(method: "GET", url: "http://127.0.0.1:\(closedPort)/"))
+        }
+        #expect(error?.kind == .connect)
+    }
+
+    @Test func slowHandlerPastTheTimeoutIsTimeout() async throws {
+        let transport = try CurlTransport()
+        try await withServer(Self.echoRouter()) { port in
+            let start = ContinuousClock.now
+            let error = await transportError {
+                _ = try await transport.send(TransportRequest(
+                    method: "GET", url: "http://127.0.0.1:\(port)/slow", timeout: .milliseconds(500)
+                ))
+            }
+            #expect(error?.kind == .timeout)
+            #expect(secondsSince(start) < 1.5)
+        }
+    }
+
+    @Test func stalledExchangeTripsTheLowSpeedLimit() async throws {
+        let transport = try CurlTransport(configuration: .init(lowSpeedLimit: 1000, lowSpeedTime: .seconds(1)))
+        try await withServer(Self.echoRouter()) { port in
+            let start = ContinuousClock.now
+            let error = await transportError {
+                _ = try await transport.send(TransportRequest(method: "GET", url: "http://127.0.0.1:\(port)/slow"))
+            }
+            #expect(error?.kind == .timeout)
+            #expect(secondsSince(start) < 2.5)
+        }
+    }
+
+    @Test func responseOverTheCapIsTooLarge() async throws {
+        let transport = try CurlTransport()
+        try await withServer(Self.echoRouter()) { port in
+            let error = await transportError {
+                _ = try await transport.send(TransportRequest(
+                    method: "GET", url: "http://127.0.0.1:\(port)/big", maxResponseBytes: 1000
+                ))
+            }
+            #expect(error?.kind == .tooLarge)
+            let exact = try await transport.send(TransportRequest(
+                method: "GET", url: "http://127.0.0.1:\(port)/big", maxResponseBytes: 1 << 20
+            ))
+            #expect(exact.body.count == 1 << 20)
+        }
+    }
+
+    static let invalidRequests: [(String, TransportRequest)] = [
+        ("file scheme", TransportRequest(method: "GET", url: "file:///etc/passwd")),
+        ("gopher scheme", TransportRequest(method: "GET", url: "gopher://127.0.0.1:1/")),
+        ("space in method", TransportRequest(method: "GE T", url: "http://127.0.0.1:1/")),
+        ("empty method", TransportRequest(method: "", url: "http://127.0.0.1:1/")),
+        ("CRLF in URL", TransportRequest(method: "GET", url: "http://127.0.0.1:1/\r\nX: y")),
+        ("CRLF in header value", TransportRequest(method: "GET", url: "http://127.0.0.1:1/", headers: [("X-A", "b\r\nX-Evil: 1")])),
+        ("colon in header name", TransportRequest(method: "GET", url: "http://127.0.0.1:1/", headers: [("X:A", "b")])),
+        ("NUL in header value", TransportRequest(method: "GET", url: "http://127.0.0.1:1/", headers: [("X-A", "b\u{0}c")])),
+        ("negative offset", TransportRequest(method: "PUT", url: "http://127.0.0.1:1/", body: .file(path: "/dev/null", offset: -1, length: 1))),
+        ("overflowing region", TransportRequest(method: "PUT", url: "http://127.0.0.1:1/", body: .file(path: "/dev/null", offset: .max, length: 2))),
+        ("not a URL", TransportRequest(method: "GET", url: "http://[::1")),
+        ("HEAD with a body", TransportRequest(method: "HEAD", url: "http://127.0.0.1:1/", body: .bytes([1]))),
+    ]
+
+    @Test(arguments: invalidRequests.indices)
+    func badInputIsRefusedNotSent(index: Int) async throws {
+        let transport = try CurlTransport()
+        let (label, request) = Self.invalidRequests[index]
+        let error = await transportError { _ = try await transport.send(request) }
+        #expect(error?.kind == .invalidRequest, "\(label): \(String(describing: error))")
+    }
+
+    @Test func zeroAndNegativeTimeoutsFailFastInsteadOfWaitingForever() async throws {
+        let transport = try CurlTransport()
+        try await withServer(Self.echoRouter()) { port in
+            let start = ContinuousClock.now
+            for (timeout, connect) in [(Duration.zero, Duration.seconds(1)), (.seconds(-5), .seconds(-5))] {
+                let error = await transportError {
+                    _ = try await transport.send(TransportRequest(
+                        method: "GET", url: "http://127.0.0.1:\(port)/slow", timeout: timeout, connectTimeout: connect
+                    ))
+                }
+                #expect(error?.kind == .timeout)
+            }
+            #expect(secondsSince(start) < 1)
+        }
+    }
+}

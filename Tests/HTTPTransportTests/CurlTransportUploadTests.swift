@@ -1,0 +1,95 @@
+import Foundation
+import HTTPKit
+import HTTPTransport
+import Testing
+
+/// File-region bodies and upload progress of ``CurlTransport``.
+@Suite struct CurlTransportUploadTests {
+    /// A PUT route that hashes the body as it streams in and answers `"<count> <fnv>"`.
+    static func hashingRouter() -> Router {
+        var router = Router()
+        router.put("/upload", body: .stream(maxBytes: 64 << 20)) { request, _ in
+            var hash = FNV1a()
+            var total = 0
+            for try await piece in request.bodyStream {
+                hash.update(piece)
+                total += piece.count
+            }
+            return Response(body: Array("\(total) \(hash.value)".utf8))
+        }
+        return router
+    }
+
+    @Test func sixteenMebibyteFileRegionIsStreamedExactly() async throws {
+        let prefix = 1 << 20 + 13, length = 16 << 20, suffix = 4099
+        let bytes = (0..<(prefix + length + suffix)).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ $0 >> 11) }
+        let file = try TemporaryFile(bytes: bytes)
+        defer { file.remove() }
+        let expected = checksum(bytes[prefix..<(prefix + length)])
+        let sent = Locked<[Int64]>([])
+        let transport = try CurlTransport()
+        try await withServer(Self.hashingRouter()) { port in
+            let response = try await transport.send(TransportRequest(
+                method: "PUT", url: "http://127.0.0.1:\(port)/upload",
+                body: .file(path: file.path, offset: Int64(prefix), length: Int64(length)),
+                progress: { bytes in sent.update { $0.append(bytes) } }
+            ))
+            #expect(response.status == 200)
+            #expect(response.text == "\(length) \(expected)")
+        }
+        let reports = sent.value
+        #expect(reports.count > 2)
+        #expect(zip(reports, reports.dropFirst()).allSatisfy { $0 < $1 })
+        #expect(reports.last == Int64(length))
+    }
+
+    @Test func bytesBodyProgressEndsAtBodySize() async throws {
+        let payload = [UInt8](repeating: 9, count: 3 << 20)
+        let sent = Locked<[Int64]>([])
+        let transport = try CurlTransport()
+        try await withServer(Self.hashingRouter()) { port in
+            let response = try await transport.send(TransportRequest(
+                method: "PUT", url: "http://127.0.0.1:\(port)/upload", body: .bytes(payload),
+                progress: { bytes in sent.update { $0.append(bytes) } }
+            ))
+            #expect(response.text == "\(payload.count) \(checksum(payload))")
+        }
+        #expect(zip(sent.value, sent.value.dropFirst()).allSatisfy { $0 < $1 })
+        #expect(sent.value.last == Int64(payload.count))
+    }
+
+    @Test func emptyFileRegionSendsAnEmptyBody() async throws {
+        let file = try TemporaryFile(bytes: [1, 2, 3])
+        defer { file.remove() }
+        let transport = try CurlTransport()
+        try await withServer(Self.hashingRouter()) { port in
+            let response = try await transport.send(TransportRequest(
+                method: "PUT", url: "http://127.0.0.1:\(port)/upload", body: .file(path: file.path, offset: 3, length: 0)
+            ))
+            #expect(response.text == "0 \(FNV1a().value)")
+        }
+    }
+
+    @Test func missingFileIsIOWithErrno() async throws {
+        let transport = try CurlTransport()
+        let error = await transportError {
+            _ = try await transport.send(TransportRequest(
+                method: "PUT", url: "http://127.0.0.1:1/upload",
+                body: .file(path: "/nonexistent/upgate-\(UUID().uuidString)", offset: 0, length: 10)
+            ))
+        }
+        #expect(error?.kind == .io(errno: ENOENT))
+    }
+
+    @Test func regionPastTheEndOfTheFileIsIOBeforeSending() async throws {
+        let file = try TemporaryFile(bytes: [UInt8](repeating: 0, count: 100))
+        defer { file.remove() }
+        let transport = try CurlTransport()
+        let error = await transportError {
+            _ = try await transport.send(TransportRequest(
+                method: "PUT", url: "http://127.0.0.1:1/upload", body: .file(path: file.path, offset: 50, length: 51)
+            ))
+        }
+        #expect(error?.kind == .io(errno: EINVAL))
+    }
+}
