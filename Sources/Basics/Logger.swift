@@ -67,23 +67,58 @@ public struct Logger: Sendable {
     /// Writes a line at `level` if it passes `minimumLevel`.
     public func log(_ level: Level, _ message: String, _ fields: KeyValuePairs<String, Value> = [:]) {
         guard level >= minimumLevel else { return }
-        var line = "{\"ts\":\"\(Self.timestamp())\",\"level\":\"\(level)\",\"logger\":"
+        var line = start(level, message)
+        for (key, value) in fields { Self.append(key, value, to: &line) }
+        finish(&line)
+    }
+
+    /// Writes a line at `level` with `fields` followed by `more` (fields gathered at run time,
+    /// e.g. those a handler attaches to its request's access-log line).
+    public func log(
+        _ level: Level, _ message: String, _ fields: KeyValuePairs<String, Value>, more: [(key: String, value: Value)]
+    ) {
+        guard level >= minimumLevel else { return }
+        var line = start(level, message)
+        for (key, value) in fields { Self.append(key, value, to: &line) }
+        for (key, value) in more { Self.append(key, value, to: &line) }
+        finish(&line)
+    }
+
+    /// `{"ts":…,"level":…,"logger":…,"msg":…`, built as UTF-8 bytes.
+    private func start(_ level: Level, _ message: String) -> [UInt8] {
+        var line: [UInt8] = []
+        line.reserveCapacity(384)
+        line.append(contentsOf: #"{"ts":""#.utf8)
+        RFC3339.appendUTC(millisecondsSince1970: Self.nowMilliseconds(), to: &line)
+        line.append(contentsOf: #"","level":""#.utf8)
+        line.append(contentsOf: level.description.utf8)
+        line.append(contentsOf: #"","logger":"#.utf8)
         JSONText.appendString(label, to: &line)
-        line += ",\"msg\":"
+        line.append(contentsOf: #","msg":"#.utf8)
         JSONText.appendString(message, to: &line)
-        for (key, value) in fields {
-            line += ","
-            JSONText.appendString(key, to: &line)
-            line += ":"
-            switch value {
-            case .string(let s): JSONText.appendString(s, to: &line)
-            case .int(let i): line += String(i)
-            case .double(let d): line += d.isFinite ? String(d) : "null"
-            case .bool(let b): line += b ? "true" : "false"
-            }
-        }
-        line += "}\n"
+        return line
+    }
+
+    private func finish(_ line: inout [UInt8]) {
+        line.append(contentsOf: "}\n".utf8)
         sink.write(line)
+    }
+
+    private static func append(_ key: String, _ value: Value, to line: inout [UInt8]) {
+        line.append(UInt8(ascii: ","))
+        JSONText.appendString(key, to: &line)
+        line.append(UInt8(ascii: ":"))
+        switch value {
+        case .string(let s): JSONText.appendString(s, to: &line)
+        case .int(let i): line.append(contentsOf: String(i).utf8)
+        case .double(let d): line.append(contentsOf: (d.isFinite ? String(d) : "null").utf8)
+        case .bool(let b): line.append(contentsOf: (b ? "true" : "false").utf8)
+        }
+    }
+
+    /// Wall-clock milliseconds since 1970, rounded down.
+    private static func nowMilliseconds() -> Int64 {
+        Int64((Date().timeIntervalSince1970 * 1000).rounded(.down))
     }
 
     /// Logs at `.debug`.
@@ -96,10 +131,6 @@ public struct Logger: Sendable {
     }
     /// Logs at `.error`.
     public func error(_ message: String, _ fields: KeyValuePairs<String, Value> = [:]) { log(.error, message, fields) }
-
-    private static func timestamp() -> String {
-        Date().formatted(.iso8601.year().month().day().time(includingFractionalSeconds: true).timeZone(separator: .omitted))
-    }
 }
 
 /// Where log lines go. `standardError` for processes; `memory` for tests that read the log back.
@@ -118,11 +149,14 @@ public final class LogSink: Sendable {
     /// The lines written so far (memory sinks only; empty otherwise).
     public var capturedLines: [String] { lines.withLock { $0 } }
 
-    func write(_ line: String) {
+    /// Writes one complete line (UTF-8, ending in a newline) in one call; nothing is buffered
+    /// across lines, so a line written is never lost to a crash later on.
+    func write(_ line: [UInt8]) {
         if capturing {
-            lines.withLock { $0.append(line) }
+            let text = String(decoding: line, as: UTF8.self)
+            lines.withLock { $0.append(text) }
         } else {
-            FileHandle.standardError.write(Data(line.utf8))
+            FileHandle.standardError.write(Data(line))
         }
     }
 }

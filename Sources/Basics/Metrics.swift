@@ -61,24 +61,33 @@ public final class Metrics: Sendable {
         }
     }
 
+    // Both update the family in place: copying it out and back (as `var family = …` would)
+    // leaves its dictionaries shared, so every update copied them whole.
     fileprivate func add(_ name: String, _ labels: [String], _ delta: Double, set: Bool = false) {
         state.withLock { state in
-            guard var family = state.families[name] else { return }
-            family.values[labels, default: 0] = set ? delta : family.values[labels, default: 0] + delta
-            state.families[name] = family
+            if set {
+                state.families[name]?.values[labels] = delta
+            } else {
+                state.families[name]?.values[labels, default: 0] += delta
+            }
         }
     }
 
     fileprivate func observe(_ name: String, _ labels: [String], _ value: Double) {
         state.withLock { state in
-            guard var family = state.families[name] else { return }
-            var sample = family.histograms[labels] ?? (Array(repeating: 0, count: family.buckets.count), 0, 0)
-            for (index, bound) in family.buckets.enumerated() where value <= bound { sample.counts[index] += 1 }
-            sample.sum += value
-            sample.count += 1
-            family.histograms[labels] = sample
-            state.families[name] = family
+            guard let buckets = state.families[name]?.buckets else { return }
+            Self.record(
+                value, buckets: buckets,
+                in: &state.families[name]!.histograms[labels, default: (Array(repeating: 0, count: buckets.count), 0, 0)])
         }
+    }
+
+    private static func record(
+        _ value: Double, buckets: [Double], in sample: inout (counts: [UInt64], sum: Double, count: UInt64)
+    ) {
+        for (index, bound) in buckets.enumerated() where value <= bound { sample.counts[index] += 1 }
+        sample.sum += value
+        sample.count += 1
     }
 
     /// Returns the current value of a counter or gauge sample (0 when never touched); for tests.

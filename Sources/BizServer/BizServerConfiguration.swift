@@ -131,7 +131,28 @@ public struct BizServerConfiguration: Sendable {
         }
 
         /// The key prefix with `{client}` substituted.
-        public var resolvedKeyPrefix: String { keyPrefix.replacing("{client}", with: id) }
+        ///
+        /// Computed for every token, so ASCII prefixes (the usual case) are done on bytes rather
+        /// than by the generic `String.replacing`; the result is the same.
+        public var resolvedKeyPrefix: String {
+            let source = Array(keyPrefix.utf8)
+            let placeholder = Array("{client}".utf8)
+            guard source.allSatisfy({ $0 < 0x80 }) else { return keyPrefix.replacing("{client}", with: id) }
+            guard source.contains(placeholder[0]) else { return keyPrefix }
+            var out: [UInt8] = []
+            out.reserveCapacity(source.count + id.utf8.count)
+            var index = 0
+            while index < source.count {
+                if source[index] == placeholder[0], source[index...].starts(with: placeholder) {
+                    out.append(contentsOf: id.utf8)
+                    index += placeholder.count
+                } else {
+                    out.append(source[index])
+                    index += 1
+                }
+            }
+            return String(decoding: out, as: UTF8.self)
+        }
     }
 
     /// Token-bucket parameters for `POST /v1/uptoken`, per client.

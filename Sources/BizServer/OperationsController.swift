@@ -18,7 +18,8 @@ struct OperationsController: Sendable {
             }
             return Response.json(raw: Array(#"{"status":"ok"}"#.utf8), headers: ["Cache-Control": "no-store"])
         }
-        router.get("/metrics") { _, _ in
+        // Synchronous: rendering counters is in-memory work (the health check above reads the store).
+        router.getSync("/metrics") { _, _ in
             Response(
                 status: 200,
                 headers: ["Content-Type": "text/plain; version=0.0.4; charset=utf-8", "Cache-Control": "no-store"],

@@ -106,11 +106,19 @@ struct TokenIssuer: Sendable {
         return [("clientId", client.id), ("traceId", traceID)] + vars
     }
 
+    /// `bucket=$(bucket)&key=$(key)&…`: the same for every token, so built once.
+    private static let formMagicFields = magicFields.map { "\($0.name)=$(\($0.variable))" }.joined(separator: "&")
+
     private static func formCallbackBody(_ constants: [(name: String, value: String)]) -> String {
-        let magic = magicFields.map { "\($0.name)=$(\($0.variable))" }
+        var body = formMagicFields
         // Percent-encoding makes `$`, `(`, `&`, `=` inert, so a value can never inject a variable or a field.
-        let fixed = constants.map { "\(FormURLEncoding.percentEncode($0.name))=\(FormURLEncoding.percentEncode($0.value))" }
-        return (magic + fixed).joined(separator: "&")
+        for constant in constants {
+            body += "&"
+            body += FormURLEncoding.percentEncode(constant.name)
+            body += "="
+            body += FormURLEncoding.percentEncode(constant.value)
+        }
+        return body
     }
 
     private static func jsonCallbackBody(_ constants: [(name: String, value: String)]) -> String {
@@ -129,18 +137,20 @@ struct TokenIssuer: Sendable {
     /// A JSON string literal whose `$` is written `\u0024`, so the up server's renderer can never
     /// mistake a constant for a `$(variable)` (it substitutes inside string literals too, spec §2).
     private static func jsonString(_ value: String) -> String {
-        var out = "\""
-        JSONValue.writeStringContent(value, to: &out)
-        return out.replacingDollarSigns() + "\""
-    }
-}
-
-extension String {
-    fileprivate func replacingDollarSigns() -> String {
-        var out = ""
-        for scalar in unicodeScalars {
-            if scalar == "$" { out += "\\u0024" } else { out.unicodeScalars.append(scalar) }
+        var escaped: [UInt8] = []
+        escaped.reserveCapacity(value.utf8.count + 2)
+        JSONValue.writeStringContent(value, to: &escaped)
+        var out: [UInt8] = [UInt8(ascii: "\"")]
+        out.reserveCapacity(escaped.count + 2)
+        if escaped.contains(UInt8(ascii: "$")) {
+            // `$` is ASCII, so it never occurs inside a multi-byte UTF-8 sequence.
+            for byte in escaped {
+                if byte == UInt8(ascii: "$") { out.append(contentsOf: #"\u0024"#.utf8) } else { out.append(byte) }
+            }
+        } else {
+            out.append(contentsOf: escaped)
         }
-        return out
+        out.append(UInt8(ascii: "\""))
+        return String(decoding: out, as: UTF8.self)
     }
 }

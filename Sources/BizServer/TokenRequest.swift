@@ -1,3 +1,4 @@
+import Basics
 import UpCore
 
 /// The body of `POST /v1/uptoken`, validated.
@@ -104,11 +105,7 @@ enum TraceID {
     }
 
     /// A new random id: 16 URL-safe characters (96 bits).
-    static func generate() -> String {
-        var generator = SystemRandomNumberGenerator()
-        let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
-        return String((0..<16).map { _ in alphabet[Int(generator.next() % 64)] })
-    }
+    static func generate() -> String { RandomID.urlSafe(count: 16) }
 }
 
 /// `[A-Za-z0-9_-]`: the characters allowed in trace ids and custom variable names.

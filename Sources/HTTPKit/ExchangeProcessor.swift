@@ -6,8 +6,10 @@ internal import NativeHTTP
 ///
 /// Runs on an MHD worker thread until the route is known: answers that need no handler (404,
 /// 405, 413 by `Content-Length`) are given synchronously, so MHD can reply before reading a body.
-/// Everything else runs in a task, racing a deadline: a suspended connection has no timeout of
-/// its own (microhttpd.h, MHD_suspend_connection), so this is the only one it gets.
+/// A synchronous route's body is collected on that thread and its handler runs there too, so its
+/// response is queued without suspending the connection. Everything else runs in a task, racing
+/// a deadline: a suspended connection has no timeout of its own (microhttpd.h,
+/// MHD_suspend_connection), so this is the only one it gets.
 final class ExchangeProcessor: Sendable {
     let router: Router
     let logger: Logger
@@ -45,7 +47,44 @@ final class ExchangeProcessor: Sendable {
                 reply.send(.rendering(HTTPError.payloadTooLarge(limit: limit)), route: route.pattern.description)
                 return
             }
-            Task { await self.run(route, request: request, exchange: exchange, reply: reply) }
+            if let handler = route.syncHandler {
+                runInline(route, handler, request: request, exchange: exchange, reply: reply)
+            } else {
+                Task { await self.run(route, request: request, exchange: exchange, reply: reply) }
+            }
+        }
+    }
+
+    /// A synchronous route: body, handler and response all on this MHD worker thread.
+    private func runInline(
+        _ route: Route, _ handler: @escaping SyncHTTPHandler, request: Request, exchange: HTTPExchange, reply: Reply
+    ) {
+        let routeName = route.pattern.description
+        let limit = route.body.maxBytes
+        let logger = self.logger
+        exchange.collectInline(limit: limit) { outcome in
+            switch outcome {
+            case .complete(let body):
+                var request = request
+                request.body = body
+                request.bodyStream = RequestBodyStream(bytes: body)
+                let context = RequestContext(requestID: request.requestID, logger: logger, route: routeName)
+                let response: Response
+                do {
+                    response = try handler(request, context)
+                } catch {
+                    response = Router.render(error, logger: logger, requestID: request.requestID)
+                }
+                reply.send(response, route: routeName, fields: context.logFields)
+            case .tooLarge:
+                reply.send(.rendering(HTTPError.payloadTooLarge(limit: limit)), route: routeName)
+            case .connectionClosed:
+                // The client went away mid-body, as in the task path: log the request anyway.
+                reply.send(.error(status: 400, message: "request body incomplete"), route: routeName)
+                logger.info("request body incomplete", [
+                    "reqid": .string(request.requestID), "reason": .string("\(HTTPExchangeError.connectionClosed)"),
+                ])
+            }
         }
     }
 
@@ -68,7 +107,7 @@ final class ExchangeProcessor: Sendable {
         let timer = Task {
             try await Task.sleep(for: timeout)
             work.cancel()
-            if reply.send(.rendering(HTTPError.timedOut), route: routeName) {
+            if reply.send(.rendering(HTTPError.timedOut), route: routeName, fields: context.logFields) {
                 self.logger.warning("handler timed out", ["reqid": .string(request.requestID), "route": .string(routeName)])
             }
         }
@@ -76,13 +115,15 @@ final class ExchangeProcessor: Sendable {
         timer.cancel()
         switch result {
         case .success(let response):
-            reply.send(response, route: routeName)
+            reply.send(response, route: routeName, fields: context.logFields)
         case .failure(let error as HTTPExchangeError):
             // The client went away mid-body; nobody will read an answer, but log the request.
-            reply.send(.error(status: 400, message: "request body incomplete"), route: routeName)
+            reply.send(.error(status: 400, message: "request body incomplete"), route: routeName, fields: context.logFields)
             logger.info("request body incomplete", ["reqid": .string(request.requestID), "reason": .string("\(error)")])
         case .failure(let error):
-            reply.send(Router.render(error, logger: logger, requestID: request.requestID), route: routeName)
+            reply.send(
+                Router.render(error, logger: logger, requestID: request.requestID), route: routeName,
+                fields: context.logFields)
         }
     }
 
@@ -102,61 +143,3 @@ final class ExchangeProcessor: Sendable {
         return RawResponse(status: status, headers: headers.fields, body: body)
     }
 }
-
-/// The single answer to one request: whoever sends first (handler, deadline, early refusal) wins,
-/// and only the winner is logged and observed.
-private final class Reply: Sendable {
-    private let exchange: HTTPExchange
-    private let processor: ExchangeProcessor
-    private let method: HTTPMethod
-    private let path: String
-    private let requestID: String
-    private let remoteAddress: String
-    private let started = ContinuousClock.now
-    private let sent = Mutex(false)
-
-    init(exchange: HTTPExchange, request: Request, processor: ExchangeProcessor) {
-        self.exchange = exchange
-        self.processor = processor
-        self.method = request.method
-        self.path = request.path
-        self.requestID = request.requestID
-        self.remoteAddress = request.remoteAddress
-    }
-
-    @discardableResult
-    func send(_ response: Response, route: String) -> Bool {
-        let first = sent.withLock { done in
-            defer { done = true }
-            return !done
-        }
-        guard first else {
-            if case .file(let descriptor, _, _) = response.body {
-                HTTPExchange.closeDescriptor(descriptor)
-            }
-            return false
-        }
-        let raw = processor.finalize(response, requestID: requestID)
-        if !exchange.respond(raw) {
-            processor.logger.info("response not delivered", ["reqid": .string(requestID), "reason": "client gone or server stopping"])
-        }
-        let elapsed = ContinuousClock.now - started
-        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-        // Path only: the query may carry an upload token or signature.
-        processor.logger.info("request", [
-            "method": .string(method.rawValue),
-            "path": .string(path),
-            "status": .int(Int64(raw.status)),
-            "bytes": .int(Int64(response.body.count)),
-            "duration_ms": .double((seconds * 1_000_000).rounded() / 1000),
-            "reqid": .string(requestID),
-            "remote": .string(remoteAddress),
-        ])
-        processor.observer?(ResponseEvent(
-            method: method, route: route, status: raw.status, duration: seconds, bytes: response.body.count
-        ))
-        return true
-    }
-}
-
-

@@ -1,18 +1,12 @@
+import Basics
+
 /// Request ids for the `X-Reqid` header: echoed from the client when sane, otherwise generated.
 public enum RequestID {
     /// The header that carries the id on requests and responses.
     public static let headerName = "X-Reqid"
 
-    private static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
-
     /// 16 random URL-safe characters (96 bits). Not a secret, so the system generator suffices.
-    public static func generate() -> String {
-        var generator = SystemRandomNumberGenerator()
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(16)
-        for _ in 0..<16 { bytes.append(alphabet[Int(generator.next() & 63)]) }
-        return String(decoding: bytes, as: UTF8.self)
-    }
+    public static func generate() -> String { RandomID.urlSafe(count: 16) }
 
     /// Whether a client-sent id can be echoed: 1–64 characters of `[A-Za-z0-9_.-]`, so it is safe
     /// in logs and headers.

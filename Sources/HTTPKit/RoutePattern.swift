@@ -12,6 +12,8 @@ public struct RoutePattern: Sendable, Hashable, CustomStringConvertible {
     /// The pattern as written.
     public let description: String
     let segments: [Segment]
+    /// Set when every segment is a literal: such a pattern matches exactly this path.
+    private let literalPath: String?
 
     /// Parses `pattern`; returns `nil` if it does not start with `/`, has an empty `:` name, or
     /// has `*` anywhere but the last segment.
@@ -32,6 +34,8 @@ public struct RoutePattern: Sendable, Hashable, CustomStringConvertible {
         }
         self.description = pattern
         self.segments = segments
+        let allLiteral = segments.allSatisfy { if case .literal = $0 { true } else { false } }
+        self.literalPath = allLiteral ? pattern : nil
     }
 
     /// Literal segments count most, then parameters; a wildcard least. Used to prefer
@@ -50,7 +54,12 @@ public struct RoutePattern: Sendable, Hashable, CustomStringConvertible {
 
     /// Matches a raw path; returns the captured parameters or `nil`.
     func match(_ path: String) -> [String: String]? {
-        let parts = Self.segments(of: path)
+        match(path, parts: Self.segments(of: path))
+    }
+
+    /// Matches a raw path already split by ``segments(of:)`` (once per request, not per route).
+    func match(_ path: String, parts: [Substring]) -> [String: String]? {
+        if let literalPath, !path.isEmpty { return path == literalPath ? [:] : nil }
         var parameters: [String: String] = [:]
         for (index, segment) in segments.enumerated() {
             switch segment {

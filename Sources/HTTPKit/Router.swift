@@ -32,7 +32,33 @@ public struct Router: Sendable {
         handler: @escaping HTTPHandler
     ) {
         guard let parsed = RoutePattern(pattern) else { preconditionFailure("invalid route pattern \(pattern)") }
-        routes.append(Route(method: method, pattern: parsed, body: body, timeout: timeout, handler: handler))
+        routes.append(Route(
+            method: method, pattern: parsed, body: body, timeout: timeout, handler: handler, syncHandler: nil))
+    }
+
+    /// Registers a synchronous `handler` (see ``SyncHTTPHandler`` for its contract: it must not
+    /// block) for `method` and `pattern`. The body is collected (at most `maxBodyBytes`, else 413)
+    /// before it runs. Errors, 404/405, `X-Reqid`, the access log and the observer work as for
+    /// any route.
+    public mutating func addSync(
+        _ method: HTTPMethod, _ pattern: String, maxBodyBytes: Int = 1 << 20, handler: @escaping SyncHTTPHandler
+    ) {
+        guard let parsed = RoutePattern(pattern) else { preconditionFailure("invalid route pattern \(pattern)") }
+        routes.append(Route(
+            method: method, pattern: parsed, body: .collect(maxBytes: maxBodyBytes), timeout: nil,
+            handler: { request, context in try handler(request, context) }, syncHandler: handler))
+    }
+
+    /// Registers a synchronous `GET` route (see ``addSync(_:_:maxBodyBytes:handler:)``).
+    public mutating func getSync(_ pattern: String, handler: @escaping SyncHTTPHandler) {
+        addSync(.get, pattern, handler: handler)
+    }
+
+    /// Registers a synchronous `POST` route (see ``addSync(_:_:maxBodyBytes:handler:)``).
+    public mutating func postSync(
+        _ pattern: String, maxBodyBytes: Int = 1 << 20, handler: @escaping SyncHTTPHandler
+    ) {
+        addSync(.post, pattern, maxBodyBytes: maxBodyBytes, handler: handler)
     }
 
     /// Registers a `GET` route.
@@ -66,9 +92,10 @@ public struct Router: Sendable {
         var best: (route: Route, parameters: [String: String])?
         var allowed: [HTTPMethod] = []
         let wanted: [HTTPMethod] = method == .head ? [.head, .get] : [method]
+        let parts = RoutePattern.segments(of: path)
         for candidate in wanted {
             for route in routes {
-                guard let parameters = route.pattern.match(path) else { continue }
+                guard let parameters = route.pattern.match(path, parts: parts) else { continue }
                 if route.method == candidate {
                     if best == nil || Self.isMoreSpecific(route.pattern, than: best!.route.pattern) {
                         best = (route, parameters)
@@ -83,25 +110,35 @@ public struct Router: Sendable {
     }
 
     /// Routes `request` and runs its handler in-process (no sockets): 404/405 as JSON, the
-    /// collected-body limit enforced, thrown errors rendered as the server would. The response
-    /// lacks only `X-Reqid` and the default `Content-Type`, which the server adds.
+    /// collected-body limit enforced, thrown errors rendered and the access-log line written as
+    /// the server would. The response lacks only `X-Reqid` and the default `Content-Type`,
+    /// which the server adds.
     public func respond(to request: Request, logger: Logger) async -> Response {
+        let started = ContinuousClock.now
+        var fields: AccessLogFields?
+        let response: Response
         switch match(method: request.method, path: request.path) {
         case .notFound:
-            return .rendering(HTTPError.notFound)
+            response = .rendering(HTTPError.notFound)
         case .methodNotAllowed(let allowed):
-            return Self.methodNotAllowed(allowed)
+            response = Self.methodNotAllowed(allowed)
         case .matched(let route, let parameters):
             var request = request
             request.parameters = parameters
             let context = RequestContext(requestID: request.requestID, logger: logger, route: route.pattern.description)
+            fields = context.logFields
             do {
                 if request.body.count > route.body.maxBytes { throw HTTPError.payloadTooLarge(limit: route.body.maxBytes) }
-                return try await route.handler(request, context)
+                response = try await route.handler(request, context)
             } catch {
-                return Self.render(error, logger: logger, requestID: request.requestID)
+                response = Self.render(error, logger: logger, requestID: request.requestID)
             }
         }
+        AccessLog.write(
+            to: logger, method: request.method, path: request.path, status: response.status,
+            bytes: response.body.count, seconds: AccessLog.seconds(ContinuousClock.now - started),
+            requestID: request.requestID, remoteAddress: request.remoteAddress, extra: fields)
+        return response
     }
 
     static func methodNotAllowed(_ allowed: [HTTPMethod]) -> Response {

@@ -9,6 +9,9 @@ import Synchronization
 /// wait for Swift (too many unread body pieces, or the final call arrived before the response),
 /// and resumed by whoever removes the reason. `MHD_suspend_connection` is always called before the
 /// `suspended` flag becomes visible, so a resume can never overtake its suspend (MHD would drop it).
+///
+/// Alternatively the body can be collected on the worker thread itself (``collectInline(limit:then:)``)
+/// and the response given there too: then the connection is never suspended.
 public final class HTTPExchange: Sendable {
     /// The request head.
     public let request: RawRequest
@@ -29,6 +32,14 @@ public final class HTTPExchange: Sendable {
         var closed = false
         var discardedBytes = 0
         var waiter: CheckedContinuation<[UInt8]?, any Error>?
+        var inline: InlineCollector?
+    }
+
+    /// A body being collected on the worker thread, and who gets it.
+    struct InlineCollector {
+        var limit: Int
+        var body: [UInt8] = []
+        var completion: @Sendable (InlineBody) -> Void
     }
 
     init(request: RawRequest, connection: ConnectionHandle, buffering: BodyBuffering) {
@@ -78,6 +89,20 @@ public final class HTTPExchange: Sendable {
         waiter?.resume(throwing: HTTPExchangeError.responseAlreadySent)
         if resume { unsafe MHD_resume_connection(connection.pointer) }
         return true
+    }
+
+    /// Collects the body on the MHD worker thread instead of handing it to a task, then calls
+    /// `completion` once, on that thread: with the whole body when it is complete, with
+    /// ``InlineBody/tooLarge`` as soon as more than `limit` bytes have arrived, or with
+    /// ``InlineBody/connectionClosed`` if the client goes away first. A response given (with
+    /// ``respond(_:)``) inside `completion` is queued as soon as it returns, with no suspend,
+    /// resume or thread switch.
+    ///
+    /// Call it from the server's handler (the head callback), before the body arrives, instead of
+    /// reading ``body``. `completion` runs on a thread that serves other connections: it must not
+    /// block or wait for I/O.
+    public func collectInline(limit: Int, then completion: @escaping @Sendable (InlineBody) -> Void) {
+        state.withLock { $0.inline = InlineCollector(limit: limit, completion: completion) }
     }
 
     // MARK: Swift side of the body
@@ -130,6 +155,7 @@ public final class HTTPExchange: Sendable {
 
     /// Takes a body piece. Returns `false` when the connection should be closed.
     func receive(_ piece: [UInt8]) -> Bool {
+        var tooLarge: (@Sendable (InlineBody) -> Void)?
         let (keepOpen, waiter) = state.withLock { s -> (Bool, CheckedContinuation<[UInt8]?, any Error>?) in
             s.receivedBytes += piece.count
             if s.responded {
@@ -140,6 +166,16 @@ public final class HTTPExchange: Sendable {
                 s.waiter = nil
                 return (true, waiter)
             }
+            if var inline = s.inline {
+                s.inline = nil  // keeps `inline.body` uniquely referenced while it grows
+                if inline.body.isEmpty { inline.body = piece } else { inline.body.append(contentsOf: piece) }
+                if inline.body.count > inline.limit {
+                    tooLarge = inline.completion
+                } else {
+                    s.inline = inline
+                }
+                return (true, nil)
+            }
             s.pieces.append(piece)
             s.bufferedBytes += piece.count
             if s.bufferedBytes >= buffering.highWater && !s.suspended {
@@ -149,17 +185,22 @@ public final class HTTPExchange: Sendable {
             return (true, nil)
         }
         waiter?.resume(returning: piece)
+        tooLarge?(.tooLarge)
         return keepOpen
     }
 
     /// Marks the body complete (MHD's final call).
     func finishBody() {
-        let waiter = state.withLock { s -> CheckedContinuation<[UInt8]?, any Error>? in
+        let (waiter, inline) = state.withLock { s -> (CheckedContinuation<[UInt8]?, any Error>?, InlineCollector?) in
             s.bodyFinished = true
-            defer { s.waiter = nil }
-            return s.waiter
+            defer {
+                s.waiter = nil
+                s.inline = nil
+            }
+            return (s.waiter, s.inline)
         }
         waiter?.resume(returning: nil)
+        if let inline { inline.completion(.complete(inline.body)) }
     }
 
     /// The response if one is ready to queue; otherwise, when `suspendIfNotReady`, parks the
@@ -181,16 +222,21 @@ public final class HTTPExchange: Sendable {
     /// MHD is done with the connection for this request (response sent, client gone, or daemon
     /// stopping). After this, nothing may touch `connection`.
     func connectionClosed() {
-        let (waiter, leftover) = state.withLock { s -> (CheckedContinuation<[UInt8]?, any Error>?, RawResponse?) in
+        let (waiter, leftover, inline) = state.withLock {
+            s -> (CheckedContinuation<[UInt8]?, any Error>?, RawResponse?, InlineCollector?) in
             s.closed = true
             s.suspended = false
             let leftover = s.pendingResponse
             s.pendingResponse = nil
-            defer { s.waiter = nil }
-            return (s.waiter, leftover)
+            defer {
+                s.waiter = nil
+                s.inline = nil
+            }
+            return (s.waiter, leftover, s.inline)
         }
         waiter?.resume(throwing: HTTPExchangeError.connectionClosed)
         if let leftover { Self.dispose(leftover) }
+        inline?.completion(.connectionClosed)
     }
 
     static func dispose(_ response: RawResponse) {
@@ -199,6 +245,16 @@ public final class HTTPExchange: Sendable {
 
     /// Closes a file descriptor that was meant for a response body that will never be sent.
     public static func closeDescriptor(_ descriptor: Int32) { cmhd_close_socket(descriptor) }
+}
+
+/// What ``HTTPExchange/collectInline(limit:then:)`` delivers.
+public enum InlineBody: Sendable {
+    /// The whole body.
+    case complete([UInt8])
+    /// More than the limit arrived; the rest will be discarded once a response is given.
+    case tooLarge
+    /// The client disconnected before the body was complete; nobody will read a response.
+    case connectionClosed
 }
 
 /// Why reading a request body stopped early.

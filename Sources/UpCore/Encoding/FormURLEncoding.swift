@@ -9,6 +9,17 @@ public enum FormURLEncoding {
     /// - Parameter value: Any text.
     /// - Returns: The encoded text (ASCII only).
     public static func percentEncode(_ value: some StringProtocol) -> String {
+        percentEncode(String(value))
+    }
+
+    /// The same for a `String`, without generic iteration (not specialized across modules): it runs
+    /// for every field of every form callback body a token carries. Text that needs no escape
+    /// is returned as is.
+    ///
+    /// - Parameter value: Any text.
+    /// - Returns: The encoded text (ASCII only).
+    public static func percentEncode(_ value: String) -> String {
+        if value.utf8.allSatisfy(isUnreserved) { return value }
         var output = [UInt8]()
         output.reserveCapacity(value.utf8.count)
         for byte in value.utf8 {

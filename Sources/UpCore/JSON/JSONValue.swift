@@ -155,6 +155,11 @@ public enum JSONValue: Sendable, Equatable {
     ///   - value: The text.
     ///   - output: Bytes to append to.
     public static func writeStringContent(_ value: String, to output: inout [UInt8]) {
+        // Most text (keys, tokens, URLs) has nothing to escape: copy it in one go.
+        if !needsEscaping(value) {
+            output.append(contentsOf: value.utf8)
+            return
+        }
         let hex = hexDigits
         for byte in value.utf8 {
             switch byte {
@@ -172,6 +177,18 @@ public enum JSONValue: Sendable, Equatable {
             default: output.append(byte)
             }
         }
+    }
+
+    /// Whether any byte of `value` must be escaped (scanned as a `Span`: faster than the view).
+    private static func needsEscaping(_ value: String) -> Bool {
+        let bytes = value.utf8.span
+        var index = 0
+        while index < bytes.count {
+            let byte = bytes[index]
+            if byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") { return true }
+            index += 1
+        }
+        return false
     }
 
     private static let hexDigits: [UInt8] = Array("0123456789abcdef".utf8)

@@ -1,0 +1,27 @@
+import Basics
+import Testing
+
+@Suite("RandomID")
+struct RandomIDTests {
+    @Test func hasTheRequestedLengthAndOnlyURLSafeCharacters() {
+        for count in [0, 1, 9, 10, 11, 16, 64] {
+            let id = RandomID.urlSafe(count: count)
+            #expect(id.utf8.count == count)
+            #expect(id.utf8.allSatisfy { $0.isURLSafe })
+        }
+    }
+
+    @Test func usesTheWholeAlphabetAndDoesNotRepeat() {
+        let ids = (0..<2000).map { _ in RandomID.urlSafe(count: 16) }
+        #expect(Set(ids).count == ids.count)
+        // 32,000 characters: every one of the 64 appears (a stuck bit would leave half unused).
+        #expect(Set(ids.joined().utf8).count == 64)
+    }
+}
+
+extension UInt8 {
+    fileprivate var isURLSafe: Bool {
+        (0x30...0x39).contains(self) || (0x41...0x5A).contains(self) || (0x61...0x7A).contains(self)
+            || self == 0x5F || self == 0x2D
+    }
+}
