@@ -26,48 +26,12 @@ let usage = """
     Exit status: 0 after a clean shutdown, 64 bad arguments, 78 bad configuration, 1 runtime failure.
     """
 
-func fail(_ message: String, status: Int32) -> Never {
-    FileHandle.standardError.write(Data("biz-server: \(message)\n".utf8))
-    exit(status)
-}
-
-let arguments: Arguments
-do {
-    arguments = try Arguments(
-        Array(CommandLine.arguments.dropFirst()), options: ["config", "port", "host", "data-dir", "log-level"],
-        flags: ["help"])
-} catch {
-    fail("\(error)\n\n\(usage)", status: 64)
-}
-if arguments.has("help") {
-    print(usage)
-    exit(0)
-}
-guard arguments.positional.isEmpty else { fail("unexpected argument '\(arguments.positional[0])'", status: 64) }
-
-let level: Logger.Level
-switch arguments.value("log-level") ?? "info" {
-case "debug": level = .debug
-case "info": level = .info
-case "warning": level = .warning
-case "error": level = .error
-case let other: fail("unknown log level '\(other)'", status: 64)
-}
-let logger = Logger(label: "biz-server", minimumLevel: level)
-
-var configuration: BizServerConfiguration
-let configPath = arguments.value("config") ?? "Config/biz-server.json"
-do {
-    let data = try Data(contentsOf: URL(fileURLWithPath: configPath))
-    configuration = try BizServerConfiguration.load(json: data, environment: ProcessInfo.processInfo.environment)
-    if let port = try arguments.integer("port", as: UInt16.self) { configuration.port = port }
-    if let host = arguments.value("host") { configuration.host = host }
-    if let directory = arguments.value("data-dir") { configuration.dataDirectory = directory }
-} catch let error as Arguments.ParseError {
-    fail(error.description, status: 64)
-} catch {
-    fail("cannot load configuration \(configPath): \(error)", status: 78)
-}
+let command = ServerCommand.parse(name: "biz-server", usage: usage, defaultConfig: "Config/biz-server.json")
+let logger = command.logger
+var configuration = command.loadConfiguration(BizServerConfiguration.load(json:environment:))
+if let port = command.port { configuration.port = port }
+if let host = command.host { configuration.host = host }
+if let directory = command.dataDirectory { configuration.dataDirectory = directory }
 
 do {
     try FileManager.default.createDirectory(atPath: configuration.dataDirectory, withIntermediateDirectories: true)
