@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 /// Wall-clock time in Unix seconds, injected wherever time matters (token deadlines, replay
 /// windows, rate limits) so tests can pin it. The pure core never reads a clock itself.

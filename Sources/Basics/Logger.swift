@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 import Synchronization
 
 /// A structured logger that writes one JSON object per line (JSON lines).

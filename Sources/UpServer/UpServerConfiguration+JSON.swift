@@ -1,4 +1,4 @@
-public import Basics
+import Basics
 public import Foundation
 
 /// Loading ``UpServerConfiguration`` from `Config/up-server.json` and the environment.

@@ -25,7 +25,7 @@ struct CallbackFetchKeyTests {
         #expect(response.status == 200, "\(response.text)")
         #expect(response.json["id"] as? Int == 7)
         #expect(response.json["key"] == nil)
-        let renamed = try await harness.index.object(bucket: "demo", key: "renamed/hello.txt")
+        let renamed = await harness.index.object(bucket: "demo", key: "renamed/hello.txt")
         #expect(renamed?.etag == FormUploadControllerTests.helloEtag)
         #expect(try await harness.index.object(bucket: "demo", key: FormUploadControllerTests.helloEtag) == nil)
         // The blobs now belong to the renamed object: it still reads back.

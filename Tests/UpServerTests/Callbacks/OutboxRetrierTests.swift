@@ -104,7 +104,7 @@ struct OutboxRetrierTests {
             index: index, callbacks: callbacks, settings: .init(), metrics: UpMetrics(metrics),
             logger: Logger(label: "test", sink: logs), clock: clock)
         sut.start(every: .milliseconds(20))
-        for _ in 0..<200 where try await index.outboxEntry(id: id)?.state != .delivered {
+        for _ in 0..<200 where await index.outboxEntry(id: id)?.state != .delivered {
             try await Task.sleep(for: .milliseconds(10))
         }
         await sut.stop()
