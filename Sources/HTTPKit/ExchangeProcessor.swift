@@ -71,7 +71,7 @@ final class ExchangeProcessor: Sendable {
                 let context = RequestContext(requestID: request.requestID, logger: logger, route: routeName)
                 let response: Response
                 do {
-                    response = try handler(request, context)
+                    response = try RequestContext.$current.withValue(context) { try handler(request, context) }
                 } catch {
                     response = Router.render(error, logger: logger, requestID: request.requestID)
                 }
@@ -101,7 +101,7 @@ final class ExchangeProcessor: Sendable {
             case .stream(let limit):
                 request.bodyStream = RequestBodyStream(pieces: pieces, limit: limit)
             }
-            return try await route.handler(request, context)
+            return try await RequestContext.$current.withValue(context) { try await route.handler(request, context) }
         }
         let timeout = route.timeout ?? handlerTimeout
         let timer = Task {

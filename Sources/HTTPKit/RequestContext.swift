@@ -12,6 +12,11 @@ public struct RequestContext: Sendable {
     /// Fields added to this request's access-log line (see ``addLogFields(_:)``).
     public let logFields: AccessLogFields
 
+    /// The context of the request whose handler is running, for code deep in a handler's call
+    /// tree that wants to add log fields (e.g. the upload token's trace id) without every layer
+    /// passing the context down. Set by the server around each handler call.
+    @TaskLocal public static var current: RequestContext?
+
     /// Creates a context (the server does this; tests may too).
     public init(requestID: String, logger: Logger, route: String) {
         self.requestID = requestID

@@ -129,7 +129,9 @@ public struct Router: Sendable {
             fields = context.logFields
             do {
                 if request.body.count > route.body.maxBytes { throw HTTPError.payloadTooLarge(limit: route.body.maxBytes) }
-                response = try await route.handler(request, context)
+                response = try await RequestContext.$current.withValue(context) {
+                    try await route.handler(request, context)
+                }
             } catch {
                 response = Self.render(error, logger: logger, requestID: request.requestID)
             }
