@@ -16,7 +16,7 @@ struct AbortCommand {
         }
         let transport = try PutCommand.transport(rate: nil)
         // No token request up front: the checkpoint names the up host of its upload.
-        let hosts = options.upHosts.isEmpty ? [PutOptions.fallbackUpHost] : options.upHosts
+        let hosts = options.configuredUpHosts
         let client = UploadClient(configuration: UploadClient.Configuration(upHosts: hosts), transport: transport)
         do {
             try await client.abort(checkpoint: path, token: options.tokenSource)

@@ -17,7 +17,7 @@ struct PutCommand {
         let mode: ProgressRenderer.Mode =
             options.json || !Console.isTerminal(1) ? .json : (Console.isTerminal(2) ? .bar : .silent)
         let transport = try Self.transport(rate: options.limitRate)
-        let upHosts = try await UpHostDiscovery.resolve(options, fileSize: size, transport: transport)
+        let upHosts = options.configuredUpHosts
 
         var configuration = UploadClient.Configuration(upHosts: upHosts)
         configuration.protocolChoice = options.protocolChoice
@@ -31,7 +31,7 @@ struct PutCommand {
         let resumable = checkpoint.map { FileManager.default.fileExists(atPath: $0) } ?? false
         if options.verbose {
             Console.err("up-cli: \(options.absoluteFile) (\(ByteSize.format(size))) → key \(options.key ?? "<from token>")")
-            Console.err("up-cli: up hosts \(upHosts.joined(separator: ", ")); protocol \(options.protocolChoice.rawValue), "
+            Console.err("up-cli: up hosts \(upHosts.isEmpty ? "from biz-server" : upHosts.joined(separator: ", ")); protocol \(options.protocolChoice.rawValue), "
                 + "concurrency \(configuration.concurrency), chunk \(ByteSize.format(Int64(configuration.chunkSize))), "
                 + "part \(ByteSize.format(Int64(configuration.partSize)))"
                 + (options.limitRate.map { ", limit \(ByteSize.format($0))/s" } ?? ""))

@@ -99,6 +99,14 @@ struct PutOptions {
     /// The up hosts to use when neither `--up-host` nor biz-server names any.
     static let fallbackUpHost = "http://127.0.0.1:9000"
 
+    /// The up hosts for the client: `--up-host` when given; else, with a biz-server, none, so the
+    /// client uses the hosts biz-server hands out with the token; else ``fallbackUpHost``.
+    var configuredUpHosts: [String] {
+        if !upHosts.isEmpty { return upHosts }
+        if case .biz = target { return [] }
+        return [Self.fallbackUpHost]
+    }
+
     /// The token source for the client.
     var tokenSource: TokenSource {
         switch target {
