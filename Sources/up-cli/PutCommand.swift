@@ -96,10 +96,12 @@ struct PutCommand {
             line += ",\"hash\":" + JSONText.quoted(result.hash) + ",\"size\":\(result.size)"
             line += ",\"seconds\":" + Self.decimal(seconds, places: 3)
             line += ",\"resumed\":\(result.resumed),\"bytesSent\":\(result.bytesSent),\"bytesSkipped\":\(skipped)"
+            line += ",\"checkpointNote\":" + (result.checkpointNote.map(JSONText.quoted) ?? "null")
             line += ",\"reply\":" + replyJSON + "}"
             Console.out(line)
             return
         }
+        if let note = result.checkpointNote { Console.err("up-cli: the checkpoint was not used (\(note)): started over") }
         let rate = seconds > 0 ? "  (\(ByteSize.format(Int64(Double(result.bytesSent) / seconds)))/s)" : ""
         Console.out("key:    \(result.key ?? "(none)")")
         Console.out("hash:   \(result.hash)")
