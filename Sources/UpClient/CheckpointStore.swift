@@ -2,9 +2,10 @@ import Foundation
 
 /// Reads, writes and locks one checkpoint file.
 ///
-/// Writes are atomic: the JSON goes to `<path>.tmp`, is fsynced, and is renamed over `<path>`
-/// (rename is atomic on POSIX file systems), so a crash leaves either the old or the new
-/// checkpoint, never a torn one; a torn one would anyway be reported as corrupt and ignored.
+/// Writes are atomic: Foundation's `.atomic` write puts the JSON in a temporary file next to
+/// `<path>` and renames it over `<path>` (rename is atomic on POSIX file systems), then the file
+/// is fsynced; a crash leaves the old or the new checkpoint, never a torn one (and a torn one
+/// would be reported as corrupt and ignored).
 ///
 /// Locking: one checkpoint path serves one upload at a time. ``lock()`` creates
 /// `<path>.lock` exclusively (`Data.write(options: .withoutOverwriting)`, i.e. `O_CREAT|O_EXCL`)
@@ -38,22 +39,13 @@ struct CheckpointStore: Sendable {
             if !directory.isEmpty, !FileManager.default.fileExists(atPath: directory) {
                 try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
             }
-            _ = FileManager.default.createFile(atPath: temporaryPath, contents: nil)
-            guard let handle = FileHandle(forWritingAtPath: temporaryPath) else {
-                throw UploadError(.checkpoint, "cannot create \(temporaryPath)")
-            }
-            try handle.truncate(atOffset: 0)
-            try handle.write(contentsOf: data)
+            // `.atomic`: Foundation writes a temporary file in the same directory and rename(2)s
+            // it over the checkpoint; the fsync after makes the new content durable.
+            let url = URL(fileURLWithPath: path)
+            try data.write(to: url, options: .atomic)
+            let handle = try FileHandle(forUpdating: url)
             try handle.synchronize()
             try handle.close()
-            // rename(2) either way: moveItem into a free name, replaceItemAt (an atomic exchange
-            // on Linux, a rename on Darwin) over an existing checkpoint.
-            if FileManager.default.fileExists(atPath: path) {
-                _ = try FileManager.default.replaceItemAt(
-                    URL(fileURLWithPath: path), withItemAt: URL(fileURLWithPath: temporaryPath))
-            } else {
-                try FileManager.default.moveItem(atPath: temporaryPath, toPath: path)
-            }
         } catch let error as UploadError {
             throw error
         } catch {

@@ -128,8 +128,11 @@ public struct UploadClient: Sendable {
         let job = UploadJob(
             request: request, facts: facts, sender: sender, reporter: reporter, store: store, template: template,
             bucket: token.bucket, timeout: configuration.requestTimeout, control: control)
+        let partSize = chosen == .v2 ? configuration.effectivePartSize : nil
         let etagTask = Task { () -> Result<String, UploadError> in
-            do throws(UploadError) { return .success(try LocalEtag.compute(path: request.filePath, length: facts.size)) } catch {
+            do throws(UploadError) {
+                return .success(try LocalEtag.compute(path: request.filePath, length: facts.size, partSize: partSize))
+            } catch {
                 return .failure(error)
             }
         }
