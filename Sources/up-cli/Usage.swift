@@ -35,7 +35,7 @@ let usage = """
       --json             JSON lines on standard output (also when standard output is not a
                          terminal): {"event":"progress",...} at most 5 per second, then
                          {"event":"done",...} with the server's reply
-      --verbose          settings, request ids and retries on standard error
+      --verbose          the settings, up hosts and checkpoint in use, on standard error
       --help             this text
     Sizes: bytes, or with a binary suffix: 512K, 1.5M, 4M, 1G.
 
