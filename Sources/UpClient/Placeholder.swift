@@ -1,1 +1,0 @@
-// placeholder: the reference client library (issue 4)

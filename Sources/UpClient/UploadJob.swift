@@ -1,0 +1,56 @@
+import HTTPTransport
+import UpCore
+
+/// Everything the protocol drivers of one upload call share.
+struct UploadJob: Sendable {
+    /// The caller's request.
+    let request: UploadRequest
+    /// The file's size and identity when the call began.
+    let facts: FileFacts
+    /// Sends requests to the up hosts.
+    let sender: RequestSender
+    /// Progress to the caller.
+    let reporter: ProgressReporter
+    /// The checkpoint file, when the request has one.
+    let store: CheckpointStore?
+    /// The checkpoint to write, without the per-block / per-part progress.
+    let template: Checkpoint
+    /// The token's bucket (v2 paths).
+    let bucket: String
+    /// Per-request timeout.
+    let timeout: Duration
+    /// Pause / abort.
+    let control: UploadControl
+
+    /// Writes the checkpoint with `update` applied (no-op without a checkpoint path).
+    func save(_ update: (inout Checkpoint) -> Void) throws(UploadError) {
+        guard let store else { return }
+        var checkpoint = template
+        update(&checkpoint)
+        try store.save(checkpoint)
+    }
+
+    /// A request for `path` on `host` with the UpToken header and a body; its bytes are reported
+    /// as progress under `progressID`.
+    func upRequest(
+        method: String, host: String, path: String, token: String, contentType: String?,
+        extraHeaders: [(String, String)] = [], body: TransportBody, progressID: Int? = nil
+    ) -> TransportRequest {
+        var headers = [("Authorization", "UpToken " + token)]
+        if let contentType { headers.append(("Content-Type", contentType)) }
+        headers += extraHeaders
+        let reporter = self.reporter
+        return TransportRequest(
+            method: method, url: host + path, headers: headers, body: body, timeout: timeout,
+            progress: progressID.map { id in { @Sendable bytes in reporter.sent(id, bytes: bytes) } })
+    }
+
+    /// The parsed JSON object of a 2xx reply, or a server error naming `what`.
+    static func json(_ response: TransportResponse, _ what: String) throws(UploadError) -> JSONValue {
+        guard let json = try? JSONValue.parse(response.body), case .object = json else {
+            throw UploadError(
+                .server(status: response.status), "\(what): reply is not a JSON object", requestID: response[header: "X-Reqid"])
+        }
+        return json
+    }
+}

@@ -1,0 +1,242 @@
+import Basics
+import Foundation
+import HTTPTransport
+import UpClient
+import UpCore
+
+/// `up-cli put FILE …`.
+struct PutCommand {
+    let options: PutOptions
+    let environment: [String: String]
+    /// The command line as typed, for the resume hint.
+    let commandLine: [String]
+
+    func run() async throws(CLIFailure) {
+        let size = try FileCheck.regularFileSize(options.absoluteFile)
+        let checkpoint = try checkpointPath()
+        let mode: ProgressRenderer.Mode =
+            options.json || !Console.isTerminal(1) ? .json : (Console.isTerminal(2) ? .bar : .silent)
+        let transport = try Self.transport(rate: options.limitRate)
+        let upHosts = options.configuredUpHosts
+
+        var configuration = UploadClient.Configuration(upHosts: upHosts)
+        configuration.protocolChoice = options.protocolChoice
+        if let concurrency = options.concurrency { configuration.concurrency = concurrency }
+        if let chunkSize = options.chunkSize { configuration.chunkSize = chunkSize }
+        if let partSize = options.partSize { configuration.partSize = partSize }
+        let client = UploadClient(configuration: configuration, transport: transport)
+        let request = UploadRequest(
+            filePath: options.absoluteFile, key: options.key, token: options.tokenSource, checkpointPath: checkpoint)
+
+        let resumable = checkpoint.map { FileManager.default.fileExists(atPath: $0) } ?? false
+        if options.verbose {
+            Console.err("up-cli: \(options.absoluteFile) (\(ByteSize.format(size))) → key \(options.key ?? "<from token>")")
+            Console.err("up-cli: up hosts \(upHosts.isEmpty ? "from biz-server" : upHosts.joined(separator: ", ")); protocol \(options.protocolChoice.rawValue), "
+                + "concurrency \(configuration.concurrency), chunk \(ByteSize.format(Int64(configuration.chunkSize))), "
+                + "part \(ByteSize.format(Int64(configuration.partSize)))"
+                + (options.limitRate.map { ", limit \(ByteSize.format($0))/s" } ?? ""))
+            Console.err("up-cli: checkpoint \(checkpoint ?? "none")" + (resumable ? " (found: resuming)" : ""))
+        }
+        if mode == .json {
+            var line = "{\"event\":\"start\",\"file\":" + JSONText.quoted(options.absoluteFile) + ",\"size\":\(size)"
+            line += ",\"key\":" + (options.key.map(JSONText.quoted) ?? "null")
+            line += ",\"checkpoint\":" + (checkpoint.map(JSONText.quoted) ?? "null")
+            line += ",\"checkpointFound\":\(resumable),\"upHosts\":[" + upHosts.map(JSONText.quoted).joined(separator: ",") + "]}"
+            Console.out(line)
+        } else if resumable {
+            Console.err("up-cli: resuming from checkpoint \(checkpoint ?? "")")
+        }
+
+        let renderer = ProgressRenderer(mode: mode)
+        let control = UploadControl()
+        let watcher = Interrupts.install {
+            control.pause()
+            renderer.finish()
+            Console.err("up-cli: pausing… (Ctrl-C again to quit at once)")
+        }
+        defer { watcher.cancel() }
+
+        let result: UploadResult
+        do {
+            result = try await client.upload(request, control: control) { renderer.update($0) }
+        } catch {
+            renderer.finish()
+            throw report(error, checkpoint: checkpoint, mode: mode)
+        }
+        renderer.finish()
+        report(result, mode: mode)
+    }
+
+    /// `--checkpoint`, else the default location (created), else nil with `--no-checkpoint`.
+    private func checkpointPath() throws(CLIFailure) -> String? {
+        guard !options.noCheckpoint else { return nil }
+        let path = options.checkpointPath ?? CheckpointLocation.defaultPath(
+            file: options.absoluteFile, key: options.key, target: options.targetIdentity, environment: environment)
+        try CheckpointLocation.prepareDirectory(for: path)
+        return path
+    }
+
+    static func transport(rate: Int64?) throws(CLIFailure) -> any HTTPTransport {
+        let curl: CurlTransport
+        do {
+            curl = try CurlTransport()
+        } catch {
+            throw CLIFailure(.uploadFailed, "cannot start the HTTP client: \(error)")
+        }
+        return rate.map { RateLimitedTransport(base: curl, bytesPerSecond: $0) } ?? curl
+    }
+
+    private func report(_ result: UploadResult, mode: ProgressRenderer.Mode) {
+        let seconds = result.duration.seconds
+        let skipped = max(0, result.size - result.bytesSent)
+        let replyJSON: String = (try? JSONValue.parse(result.reply))?.serialized()
+            ?? JSONText.quoted(String(decoding: result.reply, as: UTF8.self))
+        if mode == .json {
+            var line = "{\"event\":\"done\",\"key\":" + (result.key.map(JSONText.quoted) ?? "null")
+            line += ",\"hash\":" + JSONText.quoted(result.hash) + ",\"size\":\(result.size)"
+            line += ",\"seconds\":" + Self.decimal(seconds, places: 3)
+            line += ",\"resumed\":\(result.resumed),\"bytesSent\":\(result.bytesSent),\"bytesSkipped\":\(skipped)"
+            line += ",\"checkpointNote\":" + (result.checkpointNote.map(JSONText.quoted) ?? "null")
+            line += ",\"reply\":" + replyJSON + "}"
+            Console.out(line)
+            return
+        }
+        if let note = result.checkpointNote { Console.err("up-cli: the checkpoint was not used (\(note)): started over") }
+        let rate = seconds > 0 ? "  (\(ByteSize.format(Int64(Double(result.bytesSent) / seconds)))/s)" : ""
+        Console.out("key:    \(result.key ?? "(none)")")
+        Console.out("hash:   \(result.hash)")
+        Console.out("size:   \(result.size) bytes (\(ByteSize.format(result.size)))")
+        Console.out("time:   \(Self.decimal(seconds, places: 2)) s\(rate)")
+        if result.resumed {
+            Console.out("resume: \(ByteSize.format(result.bytesSent)) sent now, \(ByteSize.format(skipped)) already on the server")
+        }
+        Console.out("reply:  \(replyJSON)")
+    }
+
+    /// Prints the failure (and for a pause, how to resume) and returns the exit status to end with.
+    private func report(_ error: UploadError, checkpoint: String?, mode: ProgressRenderer.Mode) -> CLIFailure {
+        let code = ExitCode(error)
+        if error.kind == .paused {
+            let resume = ResumeHint.command(commandLine)
+            let kept = checkpoint.map { FileManager.default.fileExists(atPath: $0) } ?? false
+            if mode == .json {
+                var line = "{\"event\":\"paused\",\"checkpoint\":" + (checkpoint.map(JSONText.quoted) ?? "null")
+                line += ",\"checkpointKept\":\(kept),\"resume\":" + JSONText.quoted(resume) + "}"
+                Console.out(line)
+            }
+            var message = kept
+                ? "paused — run the same command again to resume:\n  \(resume)"
+                : "paused — no checkpoint (--no-checkpoint): the next run starts over:\n  \(resume)"
+            for variable in ResumeHint.maskedVariables(commandLine) {
+                message += "\n  (with \(variable) set: the value given on the command line is not printed)"
+            }
+            return CLIFailure(code, message)
+        }
+        if mode == .json {
+            var line = "{\"event\":\"error\",\"exitCode\":\(code.rawValue),\"message\":" + JSONText.quoted(error.message)
+            line += ",\"kind\":" + JSONText.quoted(Self.kindName(error.kind))
+            line += ",\"requestId\":" + (error.requestID.map(JSONText.quoted) ?? "null") + "}"
+            Console.out(line)
+        }
+        var message = "upload failed: \(error)"
+        if let checkpoint, FileManager.default.fileExists(atPath: checkpoint), code != .checkpointOrFile {
+            message += "\n  the checkpoint is kept: the same command resumes; `up-cli abort` with the same arguments discards it"
+        }
+        return CLIFailure(code, message)
+    }
+
+    static func kindName(_ kind: UploadError.Kind) -> String {
+        switch kind {
+        case .paused: "paused"
+        case .aborted: "aborted"
+        case .server(let status): "server \(status)"
+        case .network: "network"
+        case .checkpoint: "checkpoint"
+        case .file: "file"
+        case .integrity: "integrity"
+        case .token: "token"
+        }
+    }
+
+    /// `value` with `places` decimals, e.g. `3.142`.
+    static func decimal(_ value: Double, places: Int) -> String {
+        let scale = (0..<places).reduce(1) { product, _ in product * 10 }
+        let scaled = Int64((value * Double(scale)).rounded())
+        let fraction = String(abs(scaled % Int64(scale)))
+        return "\(scaled / Int64(scale))." + String(repeating: "0", count: places - fraction.count) + fraction
+    }
+}
+
+/// The command to run again after a pause, safe to print: credentials replaced by a variable.
+enum ResumeHint {
+    /// `commandLine` shell-quoted, with the `--api-key` value replaced by `"$UPGATE_API_KEY"` and a
+    /// `--token` value by `"$UPGATE_TOKEN"`.
+    static func command(_ commandLine: [String]) -> String {
+        var words: [String] = []
+        var index = 0
+        while index < commandLine.count {
+            let word = commandLine[index]
+            index += 1
+            if let (name, variable) = secret(word) {
+                if word.contains("=") {
+                    words.append("--\(name)=\"$\(variable)\"")
+                } else {
+                    words.append(quote(word))
+                    if index < commandLine.count {
+                        words.append("\"$\(variable)\"")
+                        index += 1
+                    }
+                }
+                continue
+            }
+            words.append(quote(word))
+        }
+        return words.joined(separator: " ")
+    }
+
+    /// The variables ``command(_:)`` put in place of credentials given on the command line.
+    static func maskedVariables(_ commandLine: [String]) -> [String] {
+        var variables: [String] = []
+        for word in commandLine {
+            if let (_, variable) = secret(word), !variables.contains(variable) { variables.append(variable) }
+        }
+        return variables
+    }
+
+    private static func secret(_ word: String) -> (String, String)? {
+        for (name, variable) in [("api-key", "UPGATE_API_KEY"), ("token", "UPGATE_TOKEN")]
+        where word == "--\(name)" || word.hasPrefix("--\(name)=") {
+            return (name, variable)
+        }
+        return nil
+    }
+
+    /// `word` quoted for a POSIX shell when it needs it.
+    static func quote(_ word: String) -> String {
+        let plain = !word.isEmpty && word.unicodeScalars.allSatisfy {
+            ($0.value < 128) && (CharacterSet.alphanumerics.contains($0) || "-_./:=,@%+".unicodeScalars.contains($0))
+        }
+        return plain ? word : "'" + word.replacingOccurrences(of: "'", with: "'\\''") + "'"
+    }
+}
+
+/// Checks on the local file before anything is sent.
+enum FileCheck {
+    /// The size of the regular file at `path`; exit status 4 when it is missing, not a regular
+    /// file or unreadable.
+    static func regularFileSize(_ path: String) throws(CLIFailure) -> Int64 {
+        let attributes: [FileAttributeKey: Any]
+        do {
+            attributes = try FileManager.default.attributesOfItem(atPath: path)
+        } catch {
+            throw CLIFailure(.checkpointOrFile, "cannot read \(path): no such file or not accessible")
+        }
+        guard (attributes[.type] as? FileAttributeType) == .typeRegular else {
+            throw CLIFailure(.checkpointOrFile, "\(path) is not a regular file")
+        }
+        guard FileManager.default.isReadableFile(atPath: path) else {
+            throw CLIFailure(.checkpointOrFile, "\(path) is not readable")
+        }
+        return (attributes[.size] as? NSNumber)?.int64Value ?? 0
+    }
+}
