@@ -14,3 +14,21 @@ public final class BoundPort: Sendable {
         set { port.withLock { $0 = newValue } }
     }
 }
+
+extension BoundPort {
+    /// A server's externally visible base URL (no trailing slash): `publicBaseURL` when
+    /// configured, else `http://<listen host>:<bound port>` — the configured port until the
+    /// server has bound one, so `--port 0` and `--port N` both give a URL that works.
+    ///
+    /// An unspecified listen address (`0.0.0.0`, `::`) is not reachable as such; loopback is the
+    /// local answer. IPv6 literals get brackets.
+    public func baseURL(publicBaseURL: String?, host: String, configuredPort: Int) -> @Sendable () -> String {
+        if let base = publicBaseURL {
+            let trimmed = base.hasSuffix("/") ? String(base.dropLast()) : base
+            return { trimmed }
+        }
+        let reachable = ["0.0.0.0", "::", ""].contains(host) ? "127.0.0.1" : host
+        let hostPart = reachable.contains(":") ? "[\(reachable)]" : reachable
+        return { "http://\(hostPart):\(self.value ?? configuredPort)" }
+    }
+}

@@ -75,15 +75,9 @@ public final class BizServer: Sendable {
     private static func callbackURLProvider(
         _ configuration: BizServerConfiguration, _ boundPort: BoundPort
     ) -> @Sendable () -> String {
-        if let base = configuration.publicBaseURL {
-            let trimmed = base.hasSuffix("/") ? String(base.dropLast()) : base
-            return { trimmed + "/v1/callback" }
-        }
-        // An unspecified listen address is not reachable as such; loopback is the local answer.
-        let host = ["0.0.0.0", "::", ""].contains(configuration.host) ? "127.0.0.1" : configuration.host
-        let hostPart = host.contains(":") ? "[\(host)]" : host
-        let fallbackPort = Int(configuration.port)
-        return { "http://\(hostPart):\(boundPort.value ?? fallbackPort)/v1/callback" }
+        let base = boundPort.baseURL(
+            publicBaseURL: configuration.publicBaseURL, host: configuration.host, configuredPort: Int(configuration.port))
+        return { base() + "/v1/callback" }
     }
 
     /// Starts listening; returns the bound port.

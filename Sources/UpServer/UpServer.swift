@@ -76,14 +76,7 @@ public final class UpServer: Sendable {
     public var baseURL: String { services.baseURL() }
 
     private static func baseURLProvider(_ configuration: UpServerConfiguration, _ port: BoundPort) -> @Sendable () -> String {
-        if let base = configuration.publicBaseURL {
-            let trimmed = base.hasSuffix("/") ? String(base.dropLast()) : base
-            return { trimmed }
-        }
-        let host = ["0.0.0.0", "::", ""].contains(configuration.host) ? "127.0.0.1" : configuration.host
-        let hostPart = host.contains(":") ? "[\(host)]" : host
-        let fallback = Int(configuration.port)
-        return { "http://\(hostPart):\(port.value ?? fallback)" }
+        port.baseURL(publicBaseURL: configuration.publicBaseURL, host: configuration.host, configuredPort: Int(configuration.port))
     }
 
     /// Starts listening; returns the bound port.
