@@ -96,7 +96,7 @@ let package = Package(
         ),
         .testTarget(
             name: "EndToEndTests",
-            dependencies: ["BizServer", "UpServer", "UpClient", "UpCore", "Basics", "TestSupport"],
+            dependencies: ["BizServer", "UpServer", "UpClient", "UpCore", "NativeCrypto", "HTTPTransport", "Basics", "TestSupport"],
             swiftSettings: safeOnly
         ),
         .testTarget(
