@@ -45,6 +45,51 @@ struct V1LoopbackTests {
         await harness.server.shutdown()
     }
 
+    /// A bput whose client disconnects mid-body is not acknowledged, so it must change nothing:
+    /// the same ctx is accepted again and the block's bytes are exactly the ones acknowledged.
+    @Test func aBputCutOffMidBodyLeavesTheLastAcknowledgedCtxValid() async throws {
+        let harness = UpServerHarness { $0.port = 0 }
+        let port = try harness.server.start()
+        let data = V1Data.bytes(2_000_000, seed: 4)
+        let auth = [("Authorization", "UpToken \(harness.token())")]
+        let first = try await BlockingIO.run {
+            try TestHTTPClient.request(port: port, "POST", "/mkblk/\(data.count)", headers: auth, body: Array(data[0..<1_000_000]))
+        }
+        let ctx = try #require(Self.json(first.body)["ctx"] as? String)
+        // Announce the whole second chunk, send half of it with wrong bytes, hang up.
+        try await BlockingIO.run {
+            let client = try TestHTTPClient(port: port)
+            try client.write(Array("POST /bput/\(ctx)/1000000 HTTP/1.1\r\nHost: x\r\nAuthorization: \(auth[0].1)\r\nContent-Length: 1000000\r\n\r\n".utf8))
+            try client.write([UInt8](repeating: 0xEE, count: 500_000))
+            client.close()
+        }
+        var retried: TestHTTPResponse?
+        for _ in 0..<50 {
+            let response = try await BlockingIO.run {
+                try TestHTTPClient.request(port: port, "POST", "/bput/\(ctx)/1000000", headers: auth, body: Array(data[1_000_000...]))
+            }
+            retried = response
+            if response.status != 599 { break }  // the cut-off request may still hold the block briefly
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        // Known defect: libmicrohttpd 0.9.75 (epoll) often does not notice this client is gone until
+        // the connection timeout, and the cut-off request keeps the block's write lock meanwhile, so
+        // the retry gets 599 (retryable) for up to a minute instead of 200 at once.
+        await withKnownIssue("a cut-off bput holds its block until MHD notices the disconnect", isIntermittent: true) {
+            #expect(retried?.status == 200, "\(retried?.text ?? "")")
+        }
+        if retried?.status == 200 {
+            let lastCtx = try #require(Self.json(retried?.body ?? [])["ctx"] as? String)
+            let made = try await BlockingIO.run {
+                try TestHTTPClient.request(
+                    port: port, "POST", V1Paths.mkfile(data.count, key: "cut.bin"), headers: auth, body: Array(lastCtx.utf8))
+            }
+            #expect(made.status == 200, "\(made.text)")
+            #expect(Self.json(made.body)["hash"] as? String == Etag.of(data))
+        }
+        await harness.server.shutdown()
+    }
+
     private static func json(_ body: [UInt8]) -> [String: Any] {
         (try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any]) ?? [:]
     }
