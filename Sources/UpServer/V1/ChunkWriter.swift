@@ -52,7 +52,6 @@ struct ChunkWriter {
         overflow: UpError
     ) async throws -> Written {
         var chunkCRC = CRC32()
-        var blockCRC = CRC32(resuming: resumingCRC)
         var buffer: [UInt8] = []
         buffer.reserveCapacity(Self.bufferLimit)
         var position = offset
@@ -63,7 +62,6 @@ struct ChunkWriter {
             // pieces behind, as an unacknowledged tail.
             guard count <= capacity else { throw overflow }
             chunkCRC.update(piece)
-            blockCRC.update(piece)
             buffer.append(contentsOf: piece)
             if buffer.count >= Self.bufferLimit {
                 position = try await flush(buffer, to: blob, at: position)
@@ -74,7 +72,10 @@ struct ChunkWriter {
         guard count > 0 else { throw UpError(.badRequest, detail: "empty chunk") }
         metrics.bytesReceived.increment(by: Double(count))
         metrics.chunks.increment()
-        return Written(count: count, chunkCRC: chunkCRC.value, blockCRC: blockCRC.value)
+        // Each byte is CRC'd once: the block's CRC is the resumed one extended by this chunk's
+        // (for mkblk, resuming from 0 = no bytes, that is the chunk's own).
+        let blockCRC = CRC32.combine(resumingCRC, chunkCRC.value, length: count)
+        return Written(count: count, chunkCRC: chunkCRC.value, blockCRC: blockCRC)
     }
 
     /// Appends and hashes `bytes` off the cooperative pool; returns the new length.
