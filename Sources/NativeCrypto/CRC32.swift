@@ -33,6 +33,19 @@ public struct CRC32: Sendable, Hashable {
         value = UInt32(truncatingIfNeeded: unsafe crc32_z(UInt(value), base, buffer.count))
     }
 
+    /// The CRC-32 of two byte strings back to back, from the CRC of each: lets a writer CRC a
+    /// chunk once and still extend the block's running CRC (zlib `crc32_combine`, whose `z_off_t` is 64-bit here, O(log n)).
+    ///
+    /// - Parameters:
+    ///   - first: CRC-32 of the leading bytes.
+    ///   - second: CRC-32 of the trailing bytes.
+    ///   - length: Count of the trailing bytes.
+    public static func combine(_ first: UInt32, _ second: UInt32, length: Int64) -> UInt32 {
+        precondition(length >= 0, "length must not be negative")
+        guard length > 0 else { return first }
+        return UInt32(truncatingIfNeeded: crc32_combine(UInt(first), UInt(second), Int(length)))
+    }
+
     /// Returns the CRC-32 of `bytes`.
     public static func checksum(_ bytes: some Collection<UInt8>) -> UInt32 {
         var crc = CRC32()

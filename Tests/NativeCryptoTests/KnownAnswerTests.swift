@@ -90,6 +90,11 @@ struct KnownAnswerTests {
         var resumed = CRC32(resuming: CRC32.checksum(data[..<77_777]))
         resumed.update(data[77_777...])
         #expect(resumed.value == CRC32.checksum(data))
+        for split in [0, 1, 77_777, 100_000] {
+            let combined = CRC32.combine(
+                CRC32.checksum(data[..<split]), CRC32.checksum(data[split...]), length: Int64(100_000 - split))
+            #expect(combined == CRC32.checksum(data))
+        }
         var sha256 = Digest(.sha256)
         sha256.update(data[..<10])
         sha256.update(data[10...])

@@ -144,6 +144,31 @@ import UpServer
         #expect(!FileManager.default.fileExists(atPath: directory.url.appendingPathComponent("etc").path))
     }
 
+    @Test func aBlobRemovedWhileItsWriterIsCachedIsNotFound() throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let store = try FileBlockStore(dataDirectory: directory.url)
+        let other = try FileBlockStore(dataDirectory: directory.url)
+        // Removed by this store: its cached descriptor goes with it.
+        let mine = try store.create()
+        #expect(try store.append([1, 2], to: mine, at: 0) == 2)
+        try store.remove(mine)
+        #expect(throws: BlockStoreError.notFound(mine)) { _ = try store.append([3], to: mine, at: 2) }
+        #expect(throws: BlockStoreError.notFound(mine)) { try store.sync(mine) }
+        // Removed behind this store's back (another instance): the cached descriptor still
+        // points at the unlinked file, which must not swallow acknowledged bytes.
+        let theirs = try store.create()
+        #expect(try store.append([1, 2], to: theirs, at: 0) == 2)
+        try other.remove(theirs)
+        #expect(throws: BlockStoreError.notFound(theirs)) { _ = try store.append([3], to: theirs, at: 2) }
+        // Appends after a sync (which lets the descriptor go) reopen the file.
+        let reopened = try store.create()
+        #expect(try store.append([1], to: reopened, at: 0) == 1)
+        try store.sync(reopened)
+        #expect(try store.append([2], to: reopened, at: 1) == 2)
+        #expect(try other.read(reopened, range: 0..<2) == [1, 2])
+    }
+
     @Test func writeLocksRefuseASecondWriterOfTheSameBlob() throws {
         let locks = BlobWriteLocks()
         let blob = BlobID.random()

@@ -8,14 +8,19 @@ import UpCore
 /// `BlockHashCache`) the block's SHA-1.
 ///
 /// Memory: pieces from HTTPKit are gathered into a buffer of at most ``bufferLimit`` bytes and
-/// appended when it fills, so a 4 MiB chunk is never held whole. The buffer exists because
-/// `FileBlockStore` opens the file per append; MHD pieces are a few KiB, and an open/close per
-/// piece would cost more than the copy.
+/// appended when it fills, so a 4 MiB chunk is never held whole. MHD pieces are a few KiB; one
+/// write (and one hop to the I/O queue) per piece would cost more than the copy.
 ///
-/// Nothing here is acknowledged: the caller advances the index only after ``write`` returns, so
-/// bytes appended by a request that then fails are an unacknowledged tail, truncated by the next
-/// append at the acknowledged offset (`BlockStore.append`), and the hash cache rebuilds itself
-/// from the acknowledged bytes when the next offset does not match its own.
+/// Overlap: two buffers per chunk. While one is written, CRC'd and SHA-1'd on the I/O queue
+/// (`BlockingWork`), the next fills from the socket; at most one flush is in flight, so writes
+/// and hash updates stay in order. Every byte is CRC'd once, in the flush, while the buffer is
+/// being hashed anyway; the block's CRC is combined from the chunk's.
+///
+/// Nothing here is acknowledged: the caller advances the index only after ``write`` returns —
+/// which is only after the last flush finished, also when it throws — so bytes appended by a
+/// request that then fails are an unacknowledged tail, truncated by the next append at the
+/// acknowledged offset (`BlockStore.append`), and the hash cache rebuilds itself from the
+/// acknowledged bytes when the next offset does not match its own.
 struct ChunkWriter {
     /// Most bytes buffered before an append.
     static let bufferLimit = 256 * 1024
@@ -28,6 +33,13 @@ struct ChunkWriter {
         var chunkCRC: UInt32
         /// CRC-32 of the block's bytes up to the end of this chunk, for the next ctx.
         var blockCRC: UInt32
+    }
+
+    /// What a finished flush hands back: the CRC so far, and its buffer for reuse (no new
+    /// allocation, and no page faults on fresh memory, per flush).
+    private struct Flushed: Sendable {
+        var crc: UInt32
+        var buffer: [UInt8]
     }
 
     let store: any BlockStore
@@ -51,41 +63,70 @@ struct ChunkWriter {
         _ body: RequestBodyStream, to blob: BlobID, at offset: Int64, capacity: Int64, resumingCRC: UInt32,
         overflow: UpError
     ) async throws -> Written {
-        var chunkCRC = CRC32()
-        var blockCRC = CRC32(resuming: resumingCRC)
         var buffer: [UInt8] = []
         buffer.reserveCapacity(Self.bufferLimit)
+        var spare: [UInt8] = []
+        var crc: UInt32 = 0
         var position = offset
         var count: Int64 = 0
-        for try await piece in body {
-            count += Int64(piece.count)
-            // Checked before the piece is written: an oversized chunk leaves at most the earlier
-            // pieces behind, as an unacknowledged tail.
-            guard count <= capacity else { throw overflow }
-            chunkCRC.update(piece)
-            blockCRC.update(piece)
-            buffer.append(contentsOf: piece)
-            if buffer.count >= Self.bufferLimit {
-                position = try await flush(buffer, to: blob, at: position)
-                buffer.removeAll(keepingCapacity: true)
+        var inFlight: Task<Flushed, any Error>?
+        do {
+            for try await piece in body {
+                count += Int64(piece.count)
+                // Checked before the piece is written: an oversized chunk leaves at most the
+                // earlier pieces behind, as an unacknowledged tail.
+                guard count <= capacity else { throw overflow }
+                buffer.append(contentsOf: piece)
+                if buffer.count >= Self.bufferLimit {
+                    if let previous = inFlight {
+                        inFlight = nil
+                        (crc, spare) = try await Self.settle(previous)
+                    }
+                    inFlight = start(buffer, to: blob, at: position, crc: crc)
+                    position += Int64(buffer.count)
+                    swap(&buffer, &spare)
+                    buffer.removeAll(keepingCapacity: true)
+                    if buffer.capacity < Self.bufferLimit { buffer.reserveCapacity(Self.bufferLimit) }
+                }
             }
+            if let previous = inFlight {
+                inFlight = nil
+                (crc, spare) = try await Self.settle(previous)
+            }
+            if !buffer.isEmpty { (crc, _) = try await Self.settle(start(buffer, to: blob, at: position, crc: crc)) }
+        } catch {
+            // Never return while a write is running: the caller may release the blob's write
+            // lock, and a retry must not race a stale write.
+            if let previous = inFlight { _ = try? await previous.value }
+            throw error
         }
-        if !buffer.isEmpty { position = try await flush(buffer, to: blob, at: position) }
         guard count > 0 else { throw UpError(.badRequest, detail: "empty chunk") }
         metrics.bytesReceived.increment(by: Double(count))
         metrics.chunks.increment()
-        return Written(count: count, chunkCRC: chunkCRC.value, blockCRC: blockCRC.value)
+        // Each byte is CRC'd once: the block's CRC is the resumed one extended by this chunk's
+        // (for mkblk, resuming from 0 = no bytes, that is the chunk's own).
+        let blockCRC = CRC32.combine(resumingCRC, crc, length: count)
+        return Written(count: count, chunkCRC: crc, blockCRC: blockCRC)
     }
 
-    /// Appends and hashes `bytes` off the cooperative pool; returns the new length.
-    private func flush(_ bytes: [UInt8], to blob: BlobID, at position: Int64) async throws -> Int64 {
+    /// Starts appending, CRC'ing and SHA-1'ing `bytes` on the I/O queue.
+    private func start(_ bytes: [UInt8], to blob: BlobID, at position: Int64, crc: UInt32) -> Task<Flushed, any Error> {
         let store = self.store
         let hashes = self.hashes
-        return try await BlockingWork.run {
-            let end = try store.append(bytes, to: blob, at: position)
-            try hashes.update(blob, at: position, with: bytes, store: store)
-            return end
+        return Task {
+            try await BlockingWork.run {
+                _ = try store.append(bytes, to: blob, at: position)
+                try hashes.update(blob, at: position, with: bytes, store: store)
+                var running = CRC32(resuming: crc)
+                running.update(bytes)
+                return Flushed(crc: running.value, buffer: bytes)
+            }
         }
+    }
+
+    private static func settle(_ task: Task<Flushed, any Error>) async throws -> (UInt32, [UInt8]) {
+        let done = try await task.value
+        return (done.crc, done.buffer)
     }
 
     /// Finishes a block that just became complete: its SHA-1 (from the running hash, §7.1) and
