@@ -33,6 +33,24 @@ func callback(at time: Int64 = 100, urls: [String] = ["http://biz.local/cb"]) ->
 
 @Suite struct UpIndexTests {
     @Test(arguments: IndexKind.allCases)
+    func onlyAnIncompleteBlockAtTheExpectedOffsetRewinds(kind: IndexKind) async throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let index = try kind.make(directory)
+        let blob = BlobID.random()
+        _ = try await index.createBlock(blob, blockSize: 8, expiresAt: 500, createdAt: 100)
+        #expect(try await index.advanceBlock(blob, from: 0, to: 6, crc32: 66, sha1: nil))
+        #expect(try await !index.rewindBlock(blob, from: 5, to: 2, crc32: 22))  // not at 5
+        #expect(try await !index.rewindBlock(blob, from: 6, to: 6, crc32: 22))  // not backwards
+        #expect(try await index.rewindBlock(blob, from: 6, to: 2, crc32: 22))
+        let rewound = try #require(try await index.block(blob))
+        #expect(rewound.offset == 2 && rewound.crc32 == 22 && rewound.sha1 == nil)
+        #expect(try await index.advanceBlock(blob, from: 2, to: 8, crc32: 88, sha1: SHA1.hash([1])))
+        #expect(try await !index.rewindBlock(blob, from: 8, to: 2, crc32: 22))  // complete: never
+        #expect(try await !index.rewindBlock(BlobID.random(), from: 8, to: 2, crc32: 22))
+    }
+
+    @Test(arguments: IndexKind.allCases)
     func blockAdvanceIsACompareAndSet(kind: IndexKind) async throws {
         let directory = TemporaryDirectory()
         defer { directory.remove() }

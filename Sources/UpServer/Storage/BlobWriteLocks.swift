@@ -36,5 +36,49 @@ public final class BlobWriteLocks: Sendable {
     }
 
     /// Whether some caller holds `blob` now (tests, metrics).
-    public func isHeld(_ blob: BlobID) -> Bool { held.withLock { $0.contains(blob) } }
+    /// A writer of one blob under ``takeOver(_:_:)``: how to cancel it and when it has stopped.
+    private struct Writer: Sendable {
+        let id: UInt64
+        let cancel: @Sendable () -> Void
+        let stopped: Task<Void, Never>
+    }
+
+    private let writers = Mutex<(next: UInt64, current: [BlobID: Writer])>((0, [:]))
+
+    /// Runs `body` as the only writer of `blob`, taking over from a writer already running: that
+    /// one is cancelled, and `body` starts only once it has stopped (its in-flight write done).
+    ///
+    /// This is for bput (qiniu-protocol.md §4.2): a request for the same block at the same
+    /// acknowledged offset can only come from a client that gave up on the earlier one — its
+    /// connection died, or it timed out — and libmicrohttpd may not notice a dead connection
+    /// until its timeout, so refusing the newcomer (as ``withLock(_:_:)-async`` does) would keep
+    /// the block stuck for that long. The earlier request was never acknowledged, so stopping it
+    /// loses nothing; `append` cuts its unacknowledged bytes back to the offset the newcomer
+    /// writes at, and the index's compare-and-set on the offset stops any late advance.
+    public func takeOver<T: Sendable>(
+        _ blob: BlobID, _ body: @escaping @Sendable () async throws -> T
+    ) async throws -> T {
+        let task: Task<T, any Error> = writers.withLock { state in
+            state.next += 1
+            let id = state.next
+            let previous = state.current[blob]
+            previous?.cancel()
+            let task = Task {
+                if let previous { await previous.stopped.value }
+                try Task.checkCancellation()
+                return try await body()
+            }
+            let stopped = Task {
+                _ = await task.result
+                self.writers.withLock { if $0.current[blob]?.id == id { $0.current[blob] = nil } }
+            }
+            state.current[blob] = Writer(id: id, cancel: { task.cancel() }, stopped: stopped)
+            return task
+        }
+        return try await withTaskCancellationHandler { try await task.value } onCancel: { task.cancel() }
+    }
+
+    public func isHeld(_ blob: BlobID) -> Bool {
+        held.withLock { $0.contains(blob) } || writers.withLock { $0.current[blob] != nil }
+    }
 }

@@ -77,6 +77,17 @@ public actor InMemoryUpIndex: UpIndex {
         return true
     }
 
+    /// See `UpIndex.rewindBlock(_:from:to:crc32:)`.
+    public func rewindBlock(_ blob: BlobID, from currentOffset: Int64, to offset: Int64, crc32: UInt32) -> Bool {
+        guard offset >= 0, offset < currentOffset, var record = state.blocks[blob], record.sha1 == nil,
+            record.offset == currentOffset
+        else { return false }
+        record.offset = offset
+        record.crc32 = crc32
+        state.blocks[blob] = record
+        return true
+    }
+
     /// See `UpIndex.block(_:)`.
     public func block(_ blob: BlobID) -> BlockRecord? { state.blocks[blob] }
 

@@ -90,6 +90,17 @@ public final class SQLiteUpIndex: UpIndex {
         }
     }
 
+    /// See `UpIndex.rewindBlock(_:from:to:crc32:)`.
+    public func rewindBlock(_ blob: BlobID, from currentOffset: Int64, to offset: Int64, crc32: UInt32) async throws -> Bool {
+        guard offset >= 0, offset < currentOffset else { return false }
+        return try await perform { database in
+            try database.run(
+                "UPDATE blocks SET received = ?, crc32 = ? WHERE blob = ? AND received = ? AND sha1 IS NULL",
+                [.integer(offset), .integer(Int64(crc32)), .text(blob.hex), .integer(currentOffset)])
+            return database.changes == 1
+        }
+    }
+
     /// See `UpIndex.block(_:)`.
     public func block(_ blob: BlobID) async throws -> BlockRecord? {
         try await perform { try Self.block(blob, in: $0) }

@@ -26,6 +26,16 @@ public protocol UpIndex: Sendable {
         _ blob: BlobID, from expectedOffset: Int64, to newOffset: Int64, crc32: UInt32, sha1: [UInt8]?
     ) async throws -> Bool
 
+    /// Moves an INCOMPLETE block back from `currentOffset` to `offset` (compare-and-set), for a
+    /// client resuming from an older ctx whose later chunk the server accepted but whose reply the
+    /// client never got (qiniu-protocol.md §4.2; a kill -9 of the client at the wrong moment).
+    /// The bytes past `offset` were acknowledged only to a client that lost the answer, so
+    /// forgetting them loses nothing anyone holds; a complete block is never rewound.
+    ///
+    /// - Parameter crc32: CRC-32 of the block's first `offset` bytes (from the authentic ctx).
+    /// - Returns: `false` if the block does not exist, is complete, or is not at `currentOffset`.
+    func rewindBlock(_ blob: BlobID, from currentOffset: Int64, to offset: Int64, crc32: UInt32) async throws -> Bool
+
     /// The block held by `blob`, if any.
     func block(_ blob: BlobID) async throws -> BlockRecord?
 

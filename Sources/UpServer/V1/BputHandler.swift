@@ -9,15 +9,16 @@ import UpCore
 /// The ctx is self-verifying (DESIGN.md): its MAC and expiry are checked before anything is
 /// touched, then the block row is the authority on how far the block got. 701 for a forged,
 /// malformed or expired ctx, an offset in the path that differs from the ctx's, a ctx whose row
-/// is gone or has moved on (a stale ctx), and a chunk that would overflow the block.
+/// is gone or is complete past it, and a chunk that would overflow the block. An older ctx of an
+/// incomplete block is accepted: the block is rewound to it (see `UpIndex.rewindBlock`).
 ///
 /// Concurrency: the blob is held in `BlobWriteLocks` across "check offset → append → advance",
 /// because `append` truncates past the acknowledged offset and two writers would cut each
-/// other's bytes. A second request for the same block while one is running gets
-/// `599 server operation failed`, which the SDKs retry (§8), and NOT 701: the usual cause is a
-/// client that timed out and retried while its first attempt is still being read, and that
-/// first attempt usually dies with the closed connection — the retry then succeeds. If the first
-/// one did finish, the retry gets 701 (offset moved), exactly as a late duplicate would.
+/// other's bytes. A second request for the same block TAKES OVER from one still running
+/// (`BlobWriteLocks.takeOver`): the earlier one was never acknowledged and its client has given
+/// up on it — typically its connection died, which libmicrohttpd may only notice at its
+/// connection timeout — so the newcomer should not wait for that. If the earlier one did finish
+/// first, the newcomer gets 701 (offset moved), exactly as a late duplicate would.
 struct BputHandler: Sendable {
     let services: UpServices
 
@@ -40,23 +41,38 @@ struct BputHandler: Sendable {
             throw UpError(.invalidContext, detail: "chunk of \(declared) bytes overflows the block (\(capacity) left)")
         }
         do {
-            return try await services.locks.withLock(blob) {
+            return try await services.locks.takeOver(blob) {
                 try await append(request, to: blob, context: context)
             }
-        } catch BlockStoreError.busy {
-            throw UpError(.internalError, detail: "another chunk for block \(blob) is in progress")
+        } catch is CancellationError {
+            throw UpError(.internalError, detail: "chunk for block \(blob) superseded by a newer request")
         }
     }
 
     /// The locked step: check the row, stream the chunk, seal a completed block, advance.
     private func append(_ request: Request, to blob: BlobID, context: BlockContext) async throws -> Response {
-        guard let record = try await services.index.block(blob) else {
+        guard var record = try await services.index.block(blob) else {
             throw UpError(.invalidContext, detail: "block \(blob) unknown (never created or swept)")
         }
-        guard record.offset == Int64(context.offset), record.blockSize == Int64(context.blockSize) else {
-            throw UpError(
-                .invalidContext,
-                detail: "stale ctx: block at \(record.offset)/\(record.blockSize), ctx at \(context.offset)/\(context.blockSize)")
+        let stale = "stale ctx: block at \(record.offset)/\(record.blockSize), ctx at \(context.offset)/\(context.blockSize)"
+        guard record.blockSize == Int64(context.blockSize), record.offset >= Int64(context.offset) else {
+            throw UpError(.invalidContext, detail: stale)
+        }
+        if record.offset == Int64(context.offset) && record.crc32 != context.crc32 {
+            // Same offset, other bytes: this ctx belongs to a history the block was rewound away
+            // from (a later ctx than the one the client resumed with). Its chunk would not follow.
+            throw UpError(.invalidContext, detail: stale + " (crc differs: rewound)")
+        }
+        if record.offset > Int64(context.offset) {
+            // The client resumes from an older, authentic ctx: it never got the reply for what came
+            // after (it was killed mid-chunk). Carry on from its offset rather than make it resend
+            // the whole block (701); a complete block is never rewound (rewindBlock refuses).
+            guard
+                try await services.index.rewindBlock(
+                    blob, from: record.offset, to: Int64(context.offset), crc32: context.crc32)
+            else { throw UpError(.invalidContext, detail: stale) }
+            record.offset = Int64(context.offset)
+            record.crc32 = context.crc32
         }
         let capacity = record.blockSize - record.offset
         guard capacity > 0 else { throw UpError(.invalidContext, detail: "block \(blob) is already complete") }

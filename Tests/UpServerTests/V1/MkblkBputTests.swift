@@ -137,12 +137,37 @@ struct MkblkBputTests {
             blockID: Array(repeating: 0xAB, count: 16), blockSize: 100, offset: 10, crc32: 0, expiresAt: context.expiresAt
         ).encode(mac: harness.contextMAC)
         #expect(await harness.bput(token, ctx: unknown, offset: 10, [1]).status == 701)
-        // Stale: the ctx of an earlier step after the block moved on.
+        // An earlier ctx of a block that moved on: accepted, the block carries on from it (the
+        // client never got the later reply), and the later ctx is the stale one now.
         let second = await harness.bput(token, ctx: ctx, offset: 10, [1, 2])
         #expect(second.status == 200)
-        let stale = await harness.bput(token, ctx: ctx, offset: 10, [1, 2])
+        let later = try #require(second.json["ctx"] as? String)
+        let again = await harness.bput(token, ctx: ctx, offset: 10, [3, 4])
+        #expect(again.status == 200, "\(again.text)")
+        #expect(again.json["offset"] as? Int == 12)
+        let stale = await harness.bput(token, ctx: later, offset: 12, [5])
         #expect(stale.status == 701)
         #expect(stale.errorText == "invalid ctx")
+    }
+
+    @Test func aResumeFromAnOlderCtxRewindsTheBlockAndTheObjectHasTheNewBytes() async throws {
+        let harness = UpServerHarness()
+        let token = harness.token()
+        let first = await harness.mkblk(token, blockSize: 6, [1, 2])
+        let ctx = try #require(first.json["ctx"] as? String)
+        // Accepted, but the client "never saw" this reply (killed): it resumes from ctx.
+        #expect(await harness.bput(token, ctx: ctx, offset: 2, [9, 9]).status == 200)
+        let resumed = await harness.bput(token, ctx: ctx, offset: 2, [3, 4])
+        #expect(resumed.json["crc32"] as? Int == Int(CRC32.checksum([3, 4] as [UInt8])))
+        let last = await harness.bput(token, ctx: try #require(resumed.json["ctx"] as? String), offset: 4, [5, 6])
+        #expect(last.status == 200)
+        let made = await harness.send(
+            .post, V1Paths.mkfile(6, key: "rewound.bin"), headers: UpServerHarness.auth(token),
+            body: Array(try #require(last.json["ctx"] as? String).utf8))
+        #expect(made.status == 200, "\(made.text)")
+        #expect(made.json["hash"] as? String == Etag.of([1, 2, 3, 4, 5, 6] as [UInt8]))
+        // A complete block is never rewound.
+        #expect(await harness.bput(token, ctx: ctx, offset: 2, [3, 4]).status == 701)
     }
 
     @Test func bputRefusesAnOverflowingChunk() async throws {
@@ -185,18 +210,28 @@ struct MkblkBputTests {
         #expect(await harness.bput(harness.token { $0.fsizeLimit = 5 }, ctx: ctx, offset: 1, [2]).status == 413)
     }
 
-    @Test func aConcurrentChunkForTheSameBlockIsRetryable() async throws {
+    @Test func aNewerChunkForTheSameBlockTakesOverFromOneStillRunning() async throws {
         let harness = UpServerHarness()
         let token = harness.token()
         let first = await harness.mkblk(token, blockSize: 10, [1])
         let ctx = try #require(first.json["ctx"] as? String)
         let blob = try #require(try harness.blob(of: ctx))
-        // Another request holds the block: this one gets 599 (retryable, §8), not 701.
-        let busy = try await harness.server.services.locks.withLock(blob) {
-            await harness.bput(token, ctx: ctx, offset: 1, [2])
+        // A writer that never finishes on its own (a request whose client vanished).
+        let stuck = Task {
+            try await harness.server.services.locks.takeOver(blob) {
+                try await Task.sleep(for: .seconds(60))
+                return 0
+            }
         }
-        #expect(busy.status == 599)
-        #expect(await harness.bput(token, ctx: ctx, offset: 1, [2]).status == 200)
+        while !harness.server.services.locks.isHeld(blob) { await Task.yield() }
+        let started = ContinuousClock.now
+        let retried = await harness.bput(token, ctx: ctx, offset: 1, [2])
+        #expect(retried.status == 200, "\(retried.text)")
+        #expect(ContinuousClock.now - started < .seconds(5))
+        await #expect(throws: CancellationError.self) { try await stuck.value }
+        // The superseded writer left nothing behind: the block continues from the new chunk.
+        let next = try #require(retried.json["ctx"] as? String)
+        #expect(await harness.bput(token, ctx: next, offset: 2, [3]).status == 200)
     }
 }
 
