@@ -120,6 +120,10 @@ final class ExchangeProcessor: Sendable {
             // The client went away mid-body; nobody will read an answer, but log the request.
             reply.send(.error(status: 400, message: "request body incomplete"), route: routeName, fields: context.logFields)
             logger.info("request body incomplete", ["reqid": .string(request.requestID), "reason": .string("\(error)")])
+        case .failure(let error) where error is CancellationError && work.isCancelled:
+            // The handler timed out: the timer has answered 503 and logged it (warning); the
+            // cancellation the handler then ends with is no failure of its own to log again.
+            break
         case .failure(let error):
             reply.send(
                 Router.render(error, logger: logger, requestID: request.requestID), route: routeName,

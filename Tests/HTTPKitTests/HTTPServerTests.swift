@@ -127,6 +127,28 @@ import TestSupport
         }
     }
 
+    /// Found by scripts/fuzz/run: after the timer answered 503 and logged "handler timed out"
+    /// (warning), the handler's own CancellationError was logged again as "handler failed" at
+    /// level error, so every timeout looked like a server fault in the logs.
+    @Test func aTimedOutHandlerIsLoggedOnceAsAWarningNotAsAnError() async throws {
+        let ended = Locked(false)
+        var router = Router()
+        router.get("/stuck") { _, _ in
+            defer { ended.update { $0 = true } }
+            try await Task.sleep(for: .seconds(10))
+            return Response()
+        }
+        let configuration = HTTPServer.Configuration(threadCount: 1, handlerTimeout: .milliseconds(150))
+        try await withServer(router, configuration: configuration) { port, _, logs in
+            #expect(try await fetch(port, "GET", "/stuck").status == 503)
+            for _ in 0..<100 where !ended.value { try await Task.sleep(for: .milliseconds(10)) }
+            try await Task.sleep(for: .milliseconds(50))
+            let lines = logs.capturedLines
+            #expect(lines.contains { $0.contains("handler timed out") && $0.contains(#""level":"warning""#) }, "\(lines)")
+            #expect(!lines.contains { $0.contains(#""level":"error""#) }, "\(lines)")
+        }
+    }
+
     @Test func hugeHeaderIsRefusedAndServerKeepsServing() async throws {
         var router = Router()
         router.get("/ok") { _, _ in Response(body: Array("ok".utf8)) }

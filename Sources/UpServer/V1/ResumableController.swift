@@ -58,9 +58,9 @@ struct ResumableController: Sendable {
                 context.logger.error("v1 request failed", ["reqid": .string(context.requestID), "error": .string(upError.description)])
             }
             throw error
-        } catch let error where RequestBodyStream.isDisconnect(error) {
-            // The client went away mid-body: nobody reads a reply, and it is no server failure
-            // (HTTPKit logs the request at info level), so it must not become a logged 599.
+        } catch let error where RequestBodyStream.isDisconnect(error) || error is CancellationError {
+            // The client went away mid-body, or the handler timed out (HTTPKit has answered 503):
+            // no server failure (HTTPKit logs either), so it must not become a logged 599.
             throw error
         } catch {
             context.logger.error(
