@@ -61,6 +61,7 @@ class Tally:
         self.outcomes = collections.Counter()
         self.statuses = collections.Counter()
         self.families = collections.Counter()
+        self.family_statuses = collections.defaultdict(collections.Counter)
         self.unexpected_5xx = []
         self.hangs = []
         self.auth_bypass = []
@@ -76,6 +77,7 @@ class Tally:
             self.outcomes[result.outcome] += 1
             self.slowest = max(self.slowest, result.elapsed)
             self.recent.append((label, data[:300] if isinstance(data, bytes) else b"".join(data)[:300]))
+            self.family_statuses[label][result.status if result.status is not None else result.outcome] += 1
             if result.status is not None:
                 self.statuses[result.status] += 1
                 if unexpected_5xx(result.status, data):
@@ -92,6 +94,7 @@ class Tally:
         return {
             "server": self.name, "requests": self.requests, "outcomes": dict(self.outcomes),
             "statuses": dict(sorted(self.statuses.items())), "families": dict(sorted(self.families.items())),
+            "family_statuses": {f: dict(sorted(c.items(), key=str)) for f, c in sorted(self.family_statuses.items())},
             "unexpected_5xx": len(self.unexpected_5xx), "unexpected_5xx_samples": [x for x in self.unexpected_5xx if x],
             "auth_bypass": len(self.auth_bypass), "auth_bypass_samples": self.auth_bypass[:10],
             "hangs": len(self.hangs), "hang_samples": self.hangs[:10], "crashed": self.crashed,
