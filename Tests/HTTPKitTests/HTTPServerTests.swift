@@ -149,6 +149,25 @@ import TestSupport
         }
     }
 
+    /// Found by scripts/fuzz/run: with `Transfer-Encoding: gzip` (or any coding but a lone
+    /// `chunked`) libmicrohttpd read the body until the client closed and did not notice a
+    /// half-close, so the request hung until the handler timeout (503 after 30 s). RFC 9112 §6.1:
+    /// 400, before reading the body.
+    @Test(arguments: ["gzip", "chunked, gzip", "gzip, chunked", "identity", "x", "chunked, chunked"])
+    func aTransferCodingOtherThanChunkedIs400AtOnce(_ coding: String) async throws {
+        var router = Router()
+        router.post("/echo", body: .collect(maxBytes: 1024)) { request, _ in Response(body: request.body) }
+        let configuration = HTTPServer.Configuration(threadCount: 1, handlerTimeout: .seconds(5))
+        try await withServer(router, configuration: configuration) { port, _, _ in
+            let started = ContinuousClock.now
+            let response = try await fetch(
+                port, "POST", "/echo", headers: [("Transfer-Encoding", coding)], body: Array("abcd".utf8))
+            #expect(response.status == 400 && response.text.contains("Transfer-Encoding"), "\(response.status) \(response.text)")
+            #expect(ContinuousClock.now - started < .seconds(3))
+            #expect(try await fetch(port, "POST", "/echo", body: Array("ok".utf8), chunked: true).text == "ok")
+        }
+    }
+
     @Test func hugeHeaderIsRefusedAndServerKeepsServing() async throws {
         var router = Router()
         router.get("/ok") { _, _ in Response(body: Array("ok".utf8)) }
