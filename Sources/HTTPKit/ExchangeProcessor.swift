@@ -34,6 +34,14 @@ final class ExchangeProcessor: Sendable {
             requestID: RequestID.forRequest(headers)
         )
         let reply = Reply(exchange: exchange, request: request, processor: self)
+        if !Self.framingIsSupported(headers) {
+            // RFC 9112 §6.1: with a transfer coding other than a final `chunked` the body length
+            // cannot be determined; answer 400 before reading it (MHD then closes). libmicrohttpd
+            // would otherwise read until the client closes, holding the request open until the
+            // handler timeout even after the client half-closes.
+            reply.send(.rendering(HTTPError.badRequest("unsupported Transfer-Encoding")), route: "unmatched")
+            return
+        }
         switch router.match(method: request.method, path: request.path) {
         case .notFound:
             reply.send(.rendering(HTTPError.notFound), route: "unmatched")
@@ -53,6 +61,14 @@ final class ExchangeProcessor: Sendable {
                 Task { await self.run(route, request: request, exchange: exchange, reply: reply) }
             }
         }
+    }
+
+    /// True unless a `Transfer-Encoding` other than exactly `chunked` is present.
+    static func framingIsSupported(_ headers: HTTPHeaders) -> Bool {
+        let codings = headers.values(for: "Transfer-Encoding")
+            .flatMap { $0.split(separator: ",") }
+            .map { String($0.drop { $0 == " " || $0 == "\t" }.reversed().drop { $0 == " " || $0 == "\t" }.reversed()).lowercased() }
+        return codings.isEmpty || codings == ["chunked"]
     }
 
     /// A synchronous route: body, handler and response all on this MHD worker thread.
@@ -120,6 +136,10 @@ final class ExchangeProcessor: Sendable {
             // The client went away mid-body; nobody will read an answer, but log the request.
             reply.send(.error(status: 400, message: "request body incomplete"), route: routeName, fields: context.logFields)
             logger.info("request body incomplete", ["reqid": .string(request.requestID), "reason": .string("\(error)")])
+        case .failure(let error) where error is CancellationError && work.isCancelled:
+            // The handler timed out: the timer has answered 503 and logged it (warning); the
+            // cancellation the handler then ends with is no failure of its own to log again.
+            break
         case .failure(let error):
             reply.send(
                 Router.render(error, logger: logger, requestID: request.requestID), route: routeName,

@@ -74,3 +74,10 @@ public struct RequestBodyStream: AsyncSequence, Sendable {
         return bytes
     }
 }
+
+extension RequestBodyStream {
+    /// Whether `error`, thrown while reading a request body, means the client went away mid-body
+    /// (or the rest of the body was being discarded). Not a server failure: a handler that maps
+    /// unknown errors to 5xx should rethrow it as-is, and HTTPKit logs the request at info level.
+    public static func isDisconnect(_ error: any Error) -> Bool { error is HTTPExchangeError }
+}

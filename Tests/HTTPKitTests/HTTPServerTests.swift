@@ -127,6 +127,47 @@ import TestSupport
         }
     }
 
+    /// Found by scripts/fuzz/run: after the timer answered 503 and logged "handler timed out"
+    /// (warning), the handler's own CancellationError was logged again as "handler failed" at
+    /// level error, so every timeout looked like a server fault in the logs.
+    @Test func aTimedOutHandlerIsLoggedOnceAsAWarningNotAsAnError() async throws {
+        let ended = Locked(false)
+        var router = Router()
+        router.get("/stuck") { _, _ in
+            defer { ended.update { $0 = true } }
+            try await Task.sleep(for: .seconds(10))
+            return Response()
+        }
+        let configuration = HTTPServer.Configuration(threadCount: 1, handlerTimeout: .milliseconds(150))
+        try await withServer(router, configuration: configuration) { port, _, logs in
+            #expect(try await fetch(port, "GET", "/stuck").status == 503)
+            for _ in 0..<100 where !ended.value { try await Task.sleep(for: .milliseconds(10)) }
+            try await Task.sleep(for: .milliseconds(50))
+            let lines = logs.capturedLines
+            #expect(lines.contains { $0.contains("handler timed out") && $0.contains(#""level":"warning""#) }, "\(lines)")
+            #expect(!lines.contains { $0.contains(#""level":"error""#) }, "\(lines)")
+        }
+    }
+
+    /// Found by scripts/fuzz/run: with `Transfer-Encoding: gzip` (or any coding but a lone
+    /// `chunked`) libmicrohttpd read the body until the client closed and did not notice a
+    /// half-close, so the request hung until the handler timeout (503 after 30 s). RFC 9112 §6.1:
+    /// 400, before reading the body.
+    @Test(arguments: ["gzip", "chunked, gzip", "gzip, chunked", "identity", "x", "chunked, chunked"])
+    func aTransferCodingOtherThanChunkedIs400AtOnce(_ coding: String) async throws {
+        var router = Router()
+        router.post("/echo", body: .collect(maxBytes: 1024)) { request, _ in Response(body: request.body) }
+        let configuration = HTTPServer.Configuration(threadCount: 1, handlerTimeout: .seconds(5))
+        try await withServer(router, configuration: configuration) { port, _, _ in
+            let started = ContinuousClock.now
+            let response = try await fetch(
+                port, "POST", "/echo", headers: [("Transfer-Encoding", coding)], body: Array("abcd".utf8))
+            #expect(response.status == 400 && response.text.contains("Transfer-Encoding"), "\(response.status) \(response.text)")
+            #expect(ContinuousClock.now - started < .seconds(3))
+            #expect(try await fetch(port, "POST", "/echo", body: Array("ok".utf8), chunked: true).text == "ok")
+        }
+    }
+
     @Test func hugeHeaderIsRefusedAndServerKeepsServing() async throws {
         var router = Router()
         router.get("/ok") { _, _ in Response(body: Array("ok".utf8)) }

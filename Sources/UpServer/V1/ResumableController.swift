@@ -58,6 +58,10 @@ struct ResumableController: Sendable {
                 context.logger.error("v1 request failed", ["reqid": .string(context.requestID), "error": .string(upError.description)])
             }
             throw error
+        } catch let error where RequestBodyStream.isDisconnect(error) || error is CancellationError {
+            // The client went away mid-body, or the handler timed out (HTTPKit has answered 503):
+            // no server failure (HTTPKit logs either), so it must not become a logged 599.
+            throw error
         } catch {
             context.logger.error(
                 "v1 request failed", ["reqid": .string(context.requestID), "error": .string(String(describing: error))])

@@ -1,3 +1,4 @@
+import Basics
 import Foundation
 import HTTPKit
 import NativeCrypto
@@ -77,6 +78,32 @@ struct V1LoopbackTests {
         #expect(made.status == 200, "\(made.text)")
         // No byte of the cut-off chunk survived: the object is exactly the acknowledged data.
         #expect(Self.json(made.body)["hash"] as? String == Etag.of(data))
+        await harness.server.shutdown()
+    }
+
+    /// Found by scripts/fuzz/run: a client that hangs up mid-body on mkblk, bput or put was
+    /// logged at error level as a failed request and counted as a 599 internal error. It is the
+    /// client's doing: HTTPKit logs it at info level ("request body incomplete") and nothing else.
+    @Test(arguments: ["/mkblk/100", "/put/100"])
+    func aClientHangingUpMidBodyIsNoServerError(_ target: String) async throws {
+        let harness = UpServerHarness { $0.port = 0 }
+        let port = try harness.server.start()
+        let head = "POST \(target) HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: UpToken \(harness.token())\r\n"
+            + "Content-Length: 100\r\n\r\n0123456789"
+        try await BlockingIO.run {
+            let client = try TestHTTPClient(port: port)
+            try client.write(Array(head.utf8))
+            Thread.sleep(forTimeInterval: 0.2)
+            client.close()
+        }
+        var lines: [String] = []
+        for _ in 0..<50 {
+            lines = harness.logs.capturedLines
+            if lines.contains(where: { $0.contains("request body incomplete") }) { break }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        #expect(lines.contains { $0.contains("request body incomplete") }, "\(lines)")
+        #expect(!lines.contains { $0.contains("\"level\":\"error\"") }, "\(lines)")
         await harness.server.shutdown()
     }
 
