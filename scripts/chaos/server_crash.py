@@ -44,6 +44,10 @@ class Poller(threading.Thread):
         with self.lock:
             self.keys[key] = (size, etag, sha1)
 
+    def unwatch(self, key):
+        with self.lock:
+            self.keys.pop(key, None)
+
     def run(self):
         last_download = {}
         while not self.stop_event.is_set():
@@ -153,6 +157,7 @@ def main():
                            bool(reply.get("id")) and reply.get("key") == key and reply.get("hash") == etag))
             notes.append(f"{i}:{proto}/{kind}/{runs} runs/reply {'record' if 'id' in reply else sorted(reply)}")
             uploads.append((key, etag))
+            poller.unwatch(key)  # checked; keep the poller on the uploads in flight
         # The outbox: every callback delivered, once in effect (bounded wait).
         deadline, records = time.time() + 60, []
         while time.time() < deadline:
