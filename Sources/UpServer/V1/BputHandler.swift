@@ -13,11 +13,13 @@ import UpCore
 ///
 /// Concurrency: the blob is held in `BlobWriteLocks` across "check offset → append → advance",
 /// because `append` truncates past the acknowledged offset and two writers would cut each
-/// other's bytes. A second request for the same block while one is running gets
-/// `599 server operation failed`, which the SDKs retry (§8), and NOT 701: the usual cause is a
-/// client that timed out and retried while its first attempt is still being read, and that
-/// first attempt usually dies with the closed connection — the retry then succeeds. If the first
-/// one did finish, the retry gets 701 (offset moved), exactly as a late duplicate would.
+/// other's bytes. A second request for the same block while one is running preempts it: the
+/// usual cause is a client that timed out, or was killed, and retried while its first attempt is
+/// still waiting for body bytes (scripts/chaos/client-crash: a killed client's request can wait
+/// until the handler timeout). The first request is cancelled (its bytes are an unacknowledged
+/// tail) and the retry goes on; if the first one does not let go within 2 s the retry gets
+/// `599 server operation failed`, which the SDKs retry (§8), and NOT 701. If the first one did
+/// finish, the retry gets 701 (offset moved), exactly as a late duplicate would.
 struct BputHandler: Sendable {
     let services: UpServices
 
@@ -40,7 +42,7 @@ struct BputHandler: Sendable {
             throw UpError(.invalidContext, detail: "chunk of \(declared) bytes overflows the block (\(capacity) left)")
         }
         do {
-            return try await services.locks.withLock(blob) {
+            return try await services.locks.withPreemptibleLock(blob) {
                 try await append(request, to: blob, context: context)
             }
         } catch BlockStoreError.busy {

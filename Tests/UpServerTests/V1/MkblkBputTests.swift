@@ -191,7 +191,8 @@ struct MkblkBputTests {
         let first = await harness.mkblk(token, blockSize: 10, [1])
         let ctx = try #require(first.json["ctx"] as? String)
         let blob = try #require(try harness.blob(of: ctx))
-        // Another request holds the block: this one gets 599 (retryable, §8), not 701.
+        // Another request holds the block and does not let go (not preemptible here): after the
+        // 2 s grace this one gets 599 (retryable, §8), not 701.
         let busy = try await harness.server.services.locks.withLock(blob) {
             await harness.bput(token, ctx: ctx, offset: 1, [2])
         }
