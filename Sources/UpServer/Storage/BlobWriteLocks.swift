@@ -21,7 +21,10 @@ import Synchronization
 public final class BlobWriteLocks: Sendable {
     private struct Holder: Sendable {
         var id: UInt64
-        var preempt: @Sendable () -> Void
+        /// Cancels the holder's work; nil until the work has started.
+        var preempt: (@Sendable () -> Void)?
+        /// A preemption that came before the work started: cancel it as soon as it does.
+        var preempted = false
     }
 
     private struct State: Sendable {
@@ -38,7 +41,7 @@ public final class BlobWriteLocks: Sendable {
     ///
     /// - Throws: `BlockStoreError.busy` if another caller holds `blob`, or what `body` throws.
     public func withLock<T>(_ blob: BlobID, _ body: () throws -> T) throws -> T {
-        guard let id = take(blob, preempt: {}) else { throw BlockStoreError.busy(blob) }
+        guard let id = take(blob, preempt: nil) else { throw BlockStoreError.busy(blob) }
         defer { release(blob, id) }
         return try body()
     }
@@ -47,7 +50,7 @@ public final class BlobWriteLocks: Sendable {
     ///
     /// - Throws: `BlockStoreError.busy` if another caller holds `blob`, or what `body` throws.
     public func withLock<T>(_ blob: BlobID, _ body: () async throws -> T) async throws -> T {
-        guard let id = take(blob, preempt: {}) else { throw BlockStoreError.busy(blob) }
+        guard let id = take(blob, preempt: nil) else { throw BlockStoreError.busy(blob) }
         defer { release(blob, id) }
         return try await body()
     }
@@ -62,29 +65,20 @@ public final class BlobWriteLocks: Sendable {
     public func withPreemptibleLock<T: Sendable>(
         _ blob: BlobID, grace: Duration = .seconds(2), _ body: @escaping @Sendable () async throws -> T
     ) async throws -> T {
-        let gate = Mutex<Bool>(false)  // set once `body` may start
-        let work = Task<T, any Error> {
-            while !gate.withLock({ $0 }) { try await Task.sleep(for: .milliseconds(1)) }
-            return try await body()
-        }
-        let preempt: @Sendable () -> Void = { work.cancel() }
-        let clock = ContinuousClock()
-        let deadline = clock.now + grace
-        var id = take(blob, preempt: preempt)
+        var id = take(blob, preempt: nil)
         if id == nil {
             preemptHolder(of: blob)
+            let clock = ContinuousClock()
+            let deadline = clock.now + grace
             while id == nil, clock.now < deadline, !Task.isCancelled {
                 try? await Task.sleep(for: .milliseconds(5))
-                id = take(blob, preempt: preempt)
+                id = take(blob, preempt: nil)
             }
         }
-        guard let id else {
-            work.cancel()
-            _ = await work.result
-            throw Task.isCancelled ? CancellationError() : BlockStoreError.busy(blob)
-        }
+        guard let id else { throw Task.isCancelled ? CancellationError() : BlockStoreError.busy(blob) }
         defer { release(blob, id) }
-        gate.withLock { $0 = true }
+        let work = Task { try await body() }
+        if install(blob, id, preempt: { work.cancel() }) { work.cancel() }
         return try await withTaskCancellationHandler {
             try await work.value
         } onCancel: {
@@ -98,7 +92,7 @@ public final class BlobWriteLocks: Sendable {
     /// How many blobs are held now (tests).
     public var heldCount: Int { state.withLock { $0.held.count } }
 
-    private func take(_ blob: BlobID, preempt: @escaping @Sendable () -> Void) -> UInt64? {
+    private func take(_ blob: BlobID, preempt: (@Sendable () -> Void)?) -> UInt64? {
         state.withLock { state in
             guard state.held[blob] == nil else { return nil }
             state.nextID += 1
@@ -113,8 +107,22 @@ public final class BlobWriteLocks: Sendable {
         }
     }
 
+    /// Sets the holder's cancel action; returns true if it was preempted before (cancel now).
+    private func install(_ blob: BlobID, _ id: UInt64, preempt: @escaping @Sendable () -> Void) -> Bool {
+        state.withLock { state in
+            guard state.held[blob]?.id == id else { return false }
+            state.held[blob]?.preempt = preempt
+            return state.held[blob]?.preempted ?? false
+        }
+    }
+
     private func preemptHolder(of blob: BlobID) {
-        let preempt = state.withLock { $0.held[blob]?.preempt }
+        let preempt = state.withLock { state -> (@Sendable () -> Void)? in
+            guard state.held[blob] != nil else { return nil }
+            if let preempt = state.held[blob]?.preempt { return preempt }
+            state.held[blob]?.preempted = true
+            return nil
+        }
         preempt?()
     }
 }
