@@ -155,7 +155,9 @@ def main():
             reply = (done or {}).get("reply") or {}
             checks.append((f"upload {i}: the client's reply is biz-server's record ({sorted(reply)[:4]})",
                            bool(reply.get("id")) and reply.get("key") == key and reply.get("hash") == etag))
-            notes.append(f"{i}:{proto}/{kind}/{runs} runs/reply {'record' if 'id' in reply else sorted(reply)}")
+            notes.append(f"{i}:{proto}/{kind}/{runs} runs/reply {'record' if 'id' in reply else sorted(reply)}"
+                         f"/last run sent {(done or {}).get('bytesSent', 0) / 2**20:.0f} MiB"
+                         f"{' (resumed)' if (done or {}).get('resumed') else ' (started over)'}")
             uploads.append((key, etag))
             poller.unwatch(key)  # checked; keep the poller on the uploads in flight
         # The outbox: every callback delivered, once in effect (bounded wait).
