@@ -85,7 +85,7 @@ let package = Package(
         .testTarget(
             name: "UpServerTests",
             dependencies: [
-                "UpServer", "UpCore", "HTTPKit", "HTTPTransport", "NativeStore", "NativeCrypto", "Basics", "TestSupport",
+                "UpServer", "UpCore", "HTTPKit", "HTTPTransport", "NativeStore", "NativeCrypto", "NativeHTTP", "Basics", "TestSupport",
             ],
             swiftSettings: safeOnly
         ),

@@ -86,8 +86,22 @@ struct ObjectCommitter: Sendable {
         }
         switch outcome {
         case .alreadyCompleted(let completion):
-            let reply = completion.result.map { Array($0.utf8) } ?? Self.defaultReply(key: completion.objectKey, etag: completion.etag)
-            return .stored(key: completion.objectKey, reply: reply)
+            if let result = completion.result { return .stored(key: completion.objectKey, reply: Array(result.utf8)) }
+            // No first result recorded: the first attempt answered 579 (callback failed), or died
+            // (up-server killed) before its callback reply was recorded. A policy with a callback
+            // must not get 200 without the callback's reply: try the callback again (the receiver
+            // deduplicates; the outbox entry of the first attempt keeps its own retries) — 200
+            // with its reply, or 579 as the first time.
+            if let callback, !policy.fetchesKeyFromCallback {
+                let result = try await answer(
+                    policy: policy, variables: variables, key: completion.objectKey, outboxID: nil, callback: callback,
+                    now: now)
+                if case .stored(_, let reply) = result {
+                    _ = try await index.recordCompletionResult(completion.key, result: String(decoding: reply, as: UTF8.self))
+                }
+                return result
+            }
+            return .stored(key: completion.objectKey, reply: Self.defaultReply(key: completion.objectKey, etag: completion.etag))
         case .stored(_, let released, let outboxID):
             metrics.uploadsCompleted.increment([request.protocolName])
             await release(released)

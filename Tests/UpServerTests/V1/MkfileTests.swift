@@ -203,6 +203,35 @@ struct MkfileTests {
         #expect(twice.text == once.text)
     }
 
+    /// scripts/chaos/server-crash: up-server killed while the callback of a finished mkfile was
+    /// out (or the first answer was 579) left no first result; the repeated mkfile answered
+    /// `200 {"hash","key"}` — success without the callback's reply. It must try the callback
+    /// again: 579 while it still fails, then 200 with the callback's reply (and keep that).
+    @Test func aRepeatedMkfileWithoutAFirstResultRetriesTheCallback() async throws {
+        let harness = UpServerHarness()
+        let token = harness.token(scope: "demo:cb2.bin") {
+            $0.callbackUrl = "http://biz.example/cb"
+            $0.callbackBody = "key=$(key)&hash=$(etag)"
+        }
+        harness.callbacks.script(.failed(reason: "down"), .failed(reason: "still down"),
+                                 .delivered(reply: Array(#"{"record":1}"#.utf8)))
+        let ctx = await harness.block(token, [7, 8, 9])
+        let path = V1Paths.mkfile(3, key: "cb2.bin")
+        let first = await harness.mkfile(token, path, [ctx])
+        #expect(first.status == 579)
+        let second = await harness.mkfile(token, path, [ctx])
+        #expect(second.status == 579, "\(second.status) \(second.text)")
+        #expect(second.errorText == "still down")
+        let third = await harness.mkfile(token, path, [ctx])
+        #expect(third.status == 200)
+        #expect(third.text == #"{"record":1}"#)
+        let fourth = await harness.mkfile(token, path, [ctx])
+        #expect(fourth.text == #"{"record":1}"#)
+        #expect(harness.callbacks.sent.count == 3)
+        #expect(harness.callbacks.sent.allSatisfy { $0.body == "key=cb2.bin&hash=\(Etag.of([7, 8, 9]))" })
+        #expect(await harness.index.object(bucket: "demo", key: "cb2.bin")?.version == 1)
+    }
+
     @Test func theCallbackReplyIsRelayedAnd579WhenItFails() async throws {
         let harness = UpServerHarness()
         let token = harness.token(scope: "demo:cb.bin") {
