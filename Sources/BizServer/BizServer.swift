@@ -1,7 +1,6 @@
 public import Basics
 public import HTTPKit
 import NativeCrypto
-import Synchronization
 import UpCore
 
 /// The app's backend piece of the upload chain: issues UpTokens to authenticated API clients and
@@ -25,8 +24,7 @@ public final class BizServer: Sendable {
 
     private let logger: Logger
     private let bizMetrics: BizMetrics
-    private let boundPort = BoundPort()
-    private let http = Mutex<HTTPServer?>(nil)
+    private let http = HTTPServerHost()
 
     /// Builds the server; nothing listens until ``start()`` or ``run()``.
     ///
@@ -49,7 +47,7 @@ public final class BizServer: Sendable {
         self.bizMetrics = bizMetrics
         let mac = HMACSHA1(key: Array(configuration.secretKey.utf8))
         let clients = ClientDirectory(configuration.clients)
-        let callbackURL = Self.callbackURLProvider(configuration, boundPort)
+        let callbackURL = Self.callbackURLProvider(configuration, http.boundPort)
 
         var router = Router()
         TokenController(
@@ -70,7 +68,7 @@ public final class BizServer: Sendable {
 
     /// The callback URL put into tokens: `publicBaseURL` when configured, else derived from the
     /// listen address and the port actually bound (so `--port 0` and `--port N` both work).
-    public var callbackURL: String { Self.callbackURLProvider(configuration, boundPort)() }
+    public var callbackURL: String { Self.callbackURLProvider(configuration, http.boundPort)() }
 
     private static func callbackURLProvider(
         _ configuration: BizServerConfiguration, _ boundPort: BoundPort
@@ -83,14 +81,11 @@ public final class BizServer: Sendable {
     /// Starts listening; returns the bound port.
     @discardableResult
     public func start() throws -> Int {
-        let server = HTTPServer(
-            configuration: HTTPServer.Configuration(
+        let port = try http.start(
+            HTTPServer.Configuration(
                 host: configuration.host, port: Int(configuration.port),
-                threadCount: configuration.threads > 0 ? configuration.threads : HTTPServer.Configuration.coreCount),
+                threadCount: HTTPServerHost.threadCount(configuration.threads)),
             router: router, logger: logger, observer: { [bizMetrics] in bizMetrics.observe($0) })
-        let port = try server.start()
-        http.withLock { $0 = server }
-        boundPort.value = port
         logger.info("biz-server listening", ["host": .string(configuration.host), "port": .int(Int64(port)),
                                              "callbackUrl": .string(callbackURL)])
         return port
@@ -98,14 +93,12 @@ public final class BizServer: Sendable {
 
     /// Starts (if needed) and serves until SIGINT/SIGTERM, then shuts down gracefully.
     public func run() async throws {
-        if http.withLock({ $0 == nil }) { try start() }
-        guard let server = http.withLock({ $0 }) else { return }
-        try await server.run()
+        if !http.isStarted { try start() }
+        try await http.run()
     }
 
     /// Stops accepting, lets in-flight requests finish, stops.
     public func shutdown() async {
-        guard let server = http.withLock({ $0 }) else { return }
-        await server.shutdown()
+        await http.shutdown()
     }
 }

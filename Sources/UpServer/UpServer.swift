@@ -2,7 +2,6 @@ public import Basics
 import Foundation
 public import HTTPKit
 import NativeCrypto
-import Synchronization
 import UpCore
 
 /// A self-hostable Qiniu up server: form upload, v1 resumable (mkblk/bput/mkfile), v2 multipart,
@@ -23,7 +22,7 @@ public final class UpServer: Sendable {
     let services: UpServices
     private let logger: Logger
     private let upMetrics: UpMetrics
-    private let http = Mutex<HTTPServer?>(nil)
+    private let http: HTTPServerHost
     /// Redelivers failed callbacks from the outbox (started by `start()`).
     let retrier: OutboxRetrier
     /// Removes expired blocks and uploads (started by `start()`).
@@ -42,7 +41,8 @@ public final class UpServer: Sendable {
         self.upMetrics = upMetrics
         var keys: [String: HMACSHA1] = [:]
         for (accessKey, secretKey) in configuration.keys { keys[accessKey] = HMACSHA1(key: Array(secretKey.utf8)) }
-        let port = BoundPort()
+        let http = HTTPServerHost()
+        self.http = http
         let services = UpServices(
             configuration: configuration, index: index, store: store, hashes: BlockHashCache(), locks: BlobWriteLocks(),
             authorizer: UploadAuthorizer(keys: KeyRing(macs: keys), buckets: Set(configuration.buckets)),
@@ -51,9 +51,8 @@ public final class UpServer: Sendable {
                 index: index, store: store, callbacks: callbacks, configuration: configuration, metrics: upMetrics,
                 logger: logger),
             clock: clock, metrics: upMetrics, logger: logger,
-            baseURL: Self.baseURLProvider(configuration, port))
+            baseURL: Self.baseURLProvider(configuration, http.boundPort))
         self.services = services
-        self.portCell = port
         self.outboxPollInterval = outboxPollInterval
         retrier = OutboxRetrier(
             index: index, callbacks: callbacks, settings: configuration.callback, metrics: upMetrics, logger: logger,
@@ -70,8 +69,6 @@ public final class UpServer: Sendable {
         self.router = router
     }
 
-    private let portCell: BoundPort
-
     /// The base URL returned as `host` (spec §4.2): `publicBaseURL`, else from the listen address and bound port.
     public var baseURL: String { services.baseURL() }
 
@@ -82,14 +79,11 @@ public final class UpServer: Sendable {
     /// Starts listening; returns the bound port.
     @discardableResult
     public func start() throws -> Int {
-        let server = HTTPServer(
-            configuration: HTTPServer.Configuration(
+        let port = try http.start(
+            HTTPServer.Configuration(
                 host: configuration.host, port: Int(configuration.port),
-                threadCount: configuration.threads > 0 ? configuration.threads : HTTPServer.Configuration.coreCount),
+                threadCount: HTTPServerHost.threadCount(configuration.threads)),
             router: router, logger: logger, observer: { [upMetrics] in upMetrics.observe($0) })
-        let port = try server.start()
-        http.withLock { $0 = server }
-        portCell.value = port
         retrier.start(every: outboxPollInterval)
         sweeperTask.start(every: .seconds(max(configuration.sweepIntervalSeconds, 1)))
         logger.info("up-server listening", ["host": .string(configuration.host), "port": .int(Int64(port)),
@@ -99,17 +93,15 @@ public final class UpServer: Sendable {
 
     /// Starts (if needed) and serves until SIGINT/SIGTERM, then shuts down gracefully.
     public func run() async throws {
-        if http.withLock({ $0 == nil }) { try start() }
-        guard let server = http.withLock({ $0 }) else { return }
-        try await server.run()
+        if !http.isStarted { try start() }
+        try await http.run()
         await stopBackgroundTasks()
     }
 
     /// Stops accepting, lets in-flight requests finish, stops.
     public func shutdown() async {
         await stopBackgroundTasks()
-        guard let server = http.withLock({ $0 }) else { return }
-        await server.shutdown()
+        await http.shutdown()
     }
 
     /// Stops the outbox retrier and the sweeper, waiting for a pass in flight.
