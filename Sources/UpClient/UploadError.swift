@@ -38,7 +38,14 @@ public struct UploadError: Error, Sendable, CustomStringConvertible {
 
     /// `<kind>: <message> (reqid <id>)`.
     public var description: String {
-        let name: String = switch kind {
+        "\(kind.name): \(message)" + (requestID.map { " (reqid \($0))" } ?? "")
+    }
+}
+
+extension UploadError.Kind {
+    /// A short, stable name (`paused`, `server 701`, `network`, …) for messages and JSON output.
+    public var name: String {
+        switch self {
         case .paused: "paused"
         case .aborted: "aborted"
         case .server(let status): "server \(status)"
@@ -48,6 +55,5 @@ public struct UploadError: Error, Sendable, CustomStringConvertible {
         case .integrity: "integrity"
         case .token: "token"
         }
-        return "\(name): \(message)" + (requestID.map { " (reqid \($0))" } ?? "")
     }
 }

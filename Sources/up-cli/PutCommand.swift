@@ -134,7 +134,7 @@ struct PutCommand {
         }
         if mode == .json {
             var line = "{\"event\":\"error\",\"exitCode\":\(code.rawValue),\"message\":" + JSONText.quoted(error.message)
-            line += ",\"kind\":" + JSONText.quoted(Self.kindName(error.kind))
+            line += ",\"kind\":" + JSONText.quoted(error.kind.name)
             line += ",\"requestId\":" + (error.requestID.map(JSONText.quoted) ?? "null") + "}"
             Console.out(line)
         }
@@ -143,19 +143,6 @@ struct PutCommand {
             message += "\n  the checkpoint is kept: the same command resumes; `up-cli abort` with the same arguments discards it"
         }
         return CLIFailure(code, message)
-    }
-
-    static func kindName(_ kind: UploadError.Kind) -> String {
-        switch kind {
-        case .paused: "paused"
-        case .aborted: "aborted"
-        case .server(let status): "server \(status)"
-        case .network: "network"
-        case .checkpoint: "checkpoint"
-        case .file: "file"
-        case .integrity: "integrity"
-        case .token: "token"
-        }
     }
 
     /// `value` with `places` decimals, e.g. `3.142`.
