@@ -50,14 +50,14 @@ func part(_ upload: String, _ number: Int, _ blob: BlobID = .random(), etag: Str
         await #expect(throws: UpIndexError.partMismatch(partNumber: 4)) {
             try await index.completeUpload(
                 upload.id, parts: [references[0], PartReference(partNumber: 4, etag: "wrong")], object: target,
-                mode: .replace, callback: nil, now: 300)
+                mode: .replace, completion: nil, callback: nil, now: 300)
         }
         await #expect(throws: UpIndexError.partMismatch(partNumber: 1)) {
             try await index.completeUpload(
-                upload.id, parts: references.reversed(), object: target, mode: .replace, callback: nil, now: 300)
+                upload.id, parts: references.reversed(), object: target, mode: .replace, completion: nil, callback: nil, now: 300)
         }
         guard case .stored(let stored, let released, let outboxID?) = try await index.completeUpload(
-            upload.id, parts: references, object: target, mode: .replace, callback: callback(), now: 300)
+            upload.id, parts: references, object: target, mode: .replace, completion: nil, callback: callback(), now: 300)
         else { Issue.record("not stored"); return }
         #expect(stored.segments == chosen.map(\.segment) && stored.version == 1)
         #expect(released == [parts[1].blob])
@@ -67,10 +67,42 @@ func part(_ upload: String, _ number: Int, _ blob: BlobID = .random(), etag: Str
         // After complete the uploadId is invalid (§5).
         await #expect(throws: UpIndexError.noSuchUpload) {
             try await index.completeUpload(
-                upload.id, parts: references, object: target, mode: .replace, callback: nil, now: 300)
+                upload.id, parts: references, object: target, mode: .replace, completion: nil, callback: nil, now: 300)
         }
         await #expect(throws: UpIndexError.noSuchUpload) { try await index.putPart(part(upload.id, 5), now: 300) }
         await #expect(throws: UpIndexError.noSuchUpload) { try await index.abortUpload(upload.id) }
+    }
+
+    @Test(arguments: IndexKind.allCases)
+    func completeWithCompletionRecordAnswersItsRepeat(kind: IndexKind) async throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let index = try kind.make(directory)
+        let upload = try await index.createUpload(bucket: "photos", key: "big.bin", expiresAt: 1000, createdAt: 100)
+        let item = part(upload.id, 1)
+        _ = try await index.putPart(item, now: 200)
+        let references = [PartReference(partNumber: 1, etag: item.etag)]
+        let completion = NewCompletion(
+            key: CompletionKey.multipartComplete(
+                bucket: "photos", uploadID: upload.id, key: "big.bin", parts: [(1, item.etag)]),
+            expiresAt: 1000)
+        let target = object("big.bin", [item.blob])
+        guard case .stored = try await index.completeUpload(
+            upload.id, parts: references, object: target, mode: .replace, completion: completion, callback: nil,
+            now: 300)
+        else { Issue.record("not stored"); return }
+        #expect(try await index.recordCompletionResult(completion.key, result: #"{"first":1}"#) == #"{"first":1}"#)
+        // The repeat writes nothing and gets the record, where a bare repeat gets noSuchUpload.
+        let repeated = try await index.completeUpload(
+            upload.id, parts: references, object: target, mode: .replace, completion: completion, callback: nil,
+            now: 400)
+        guard case .alreadyCompleted(let recorded) = repeated else { Issue.record("\(repeated)"); return }
+        #expect(recorded.objectKey == "big.bin" && recorded.etag == target.etag && recorded.result == #"{"first":1}"#)
+        #expect(try await index.object(bucket: "photos", key: "big.bin")?.version == 1)
+        // Another parts list is another request: no record.
+        let other = CompletionKey.multipartComplete(
+            bucket: "photos", uploadID: upload.id, key: "big.bin", parts: [(2, item.etag)])
+        #expect(try await index.completion(other) == nil)
     }
 
     @Test(arguments: IndexKind.allCases)
@@ -86,7 +118,7 @@ func part(_ upload: String, _ number: Int, _ blob: BlobID = .random(), etag: Str
         await #expect(throws: UpIndexError.noSuchUpload) { try await index.abortUpload(upload.id) }
         await #expect(throws: UpIndexError.noSuchUpload) {
             try await index.completeUpload(
-                upload.id, parts: [], object: object("x", []), mode: .replace, callback: nil, now: 300)
+                upload.id, parts: [], object: object("x", []), mode: .replace, completion: nil, callback: nil, now: 300)
         }
     }
 }

@@ -1,7 +1,8 @@
 import NativeCrypto
 
-/// Identifies one finished mkfile so a repeat returns the first result (DESIGN.md "mkfile is
-/// idempotent"): the bucket plus the SHA-1 of the canonical request — ctx list, fsize and key.
+/// Identifies one finished mkfile or v2 complete so a repeat returns the first result (DESIGN.md
+/// "mkfile is idempotent"): the bucket plus the SHA-1 of the canonical request — for mkfile the
+/// ctx list, fsize and key; for a v2 complete the uploadId, key and (partNumber, etag) list.
 public struct CompletionKey: Sendable, Hashable {
     /// The bucket the object was stored in.
     public var bucket: String
@@ -24,6 +25,21 @@ public struct CompletionKey: Sendable, Hashable {
     public static func mkfile(bucket: String, key: String?, fsize: Int64, contexts: [String]) -> CompletionKey {
         let keyPart = key.map { "k\($0.utf8.count):\($0)" } ?? "-"
         let canonical = "mkfile\n\(fsize)\n\(keyPart)\n" + contexts.joined(separator: ",")
+        return CompletionKey(bucket: bucket, requestSHA1: SHA1.hash(Array(canonical.utf8)))
+    }
+
+    /// The key of `POST /buckets/<bucket>/objects/<key>/uploads/<uploadId>` with its parts list
+    /// (qiniu-protocol.md §5 complete).
+    ///
+    /// Canonical form: `complete\n<uploadId>\n<key>\n<n>:<etag>,<n>:<etag>…`, `<key>` as for
+    /// mkfile. fname, mimeType, x: vars and metadata do not take part, as for mkfile. The "mkfile\n"
+    /// and "complete\n" prefixes keep the two kinds of request apart.
+    public static func multipartComplete(
+        bucket: String, uploadID: String, key: String?, parts: [(partNumber: Int, etag: String)]
+    ) -> CompletionKey {
+        let keyPart = key.map { "k\($0.utf8.count):\($0)" } ?? "-"
+        let partList = parts.map { "\($0.partNumber):\($0.etag)" }.joined(separator: ",")
+        let canonical = "complete\n\(uploadID)\n\(keyPart)\n" + partList
         return CompletionKey(bucket: bucket, requestSHA1: SHA1.hash(Array(canonical.utf8)))
     }
 }

@@ -30,12 +30,13 @@ extension InMemoryUpIndex {
         return PartListing(parts: page, nextMarker: all.count > page.count ? page.last?.partNumber ?? 0 : 0)
     }
 
-    /// See `UpIndex.completeUpload(_:parts:object:mode:callback:now:)`.
+    /// See `UpIndex.completeUpload(_:parts:object:mode:completion:callback:now:)`.
     public func completeUpload(
-        _ id: String, parts: [PartReference], object: StoredObject, mode: PutMode, callback: NewOutboxEntry?,
-        now: Int64
+        _ id: String, parts: [PartReference], object: StoredObject, mode: PutMode, completion: NewCompletion?,
+        callback: NewOutboxEntry?, now: Int64
     ) throws -> PutObjectOutcome {
         try transaction { state in
+            if let completion, let existing = state.completions[completion.key] { return .alreadyCompleted(existing) }
             guard var upload = state.uploads[id], upload.isUsable(now: now) else { throw UpIndexError.noSuchUpload }
             let stored = state.parts[id] ?? [:]
             _ = try UpIndexRules.matchParts(parts, stored: stored, segments: object.segments)
@@ -43,7 +44,8 @@ extension InMemoryUpIndex {
             state.uploads[id] = upload
             state.parts[id] = nil
             return try Self.store(
-                object, mode: mode, completion: nil, callback: callback, extraReleased: stored.values.map(\.blob),
+                object, mode: mode, completion: completion, callback: callback,
+                extraReleased: stored.values.map(\.blob),
                 in: &state)
         }
     }

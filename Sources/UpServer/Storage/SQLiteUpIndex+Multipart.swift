@@ -77,13 +77,16 @@ extension SQLiteUpIndex {
         }
     }
 
-    /// See `UpIndex.completeUpload(_:parts:object:mode:callback:now:)`.
+    /// See `UpIndex.completeUpload(_:parts:object:mode:completion:callback:now:)`.
     public func completeUpload(
-        _ id: String, parts: [PartReference], object: StoredObject, mode: PutMode, callback: NewOutboxEntry?,
-        now: Int64
+        _ id: String, parts: [PartReference], object: StoredObject, mode: PutMode, completion: NewCompletion?,
+        callback: NewOutboxEntry?, now: Int64
     ) async throws -> PutObjectOutcome {
         try await perform { database in
             try database.transaction {
+                if let completion, let existing = try Self.completion(completion.key, in: database) {
+                    return .alreadyCompleted(existing)
+                }
                 guard let upload = try Self.upload(id, in: database), upload.isUsable(now: now) else {
                     throw UpIndexError.noSuchUpload
                 }
@@ -92,7 +95,8 @@ extension SQLiteUpIndex {
                 try database.run("UPDATE uploads SET state = 'completed' WHERE id = ?", [.text(upload.id)])
                 try database.run("DELETE FROM parts WHERE upload_id = ?", [.text(upload.id)])
                 return try Self.store(
-                    object, mode: mode, completion: nil, callback: callback, extraReleased: stored.values.map(\.blob),
+                    object, mode: mode, completion: completion, callback: callback,
+                extraReleased: stored.values.map(\.blob),
                     in: database)
             }
         }

@@ -86,15 +86,18 @@ public protocol UpIndex: Sendable {
     func listParts(uploadID: String, marker: Int, max: Int) async throws -> PartListing
 
     /// Completes an upload: checks that every reference matches a stored part and that
-    /// `object.segments` are exactly those parts' blobs in order, stores the object (and
-    /// callback), marks the upload completed and drops its part rows — one transaction.
+    /// `object.segments` are exactly those parts' blobs in order, stores the object (with
+    /// `completion` and callback), marks the upload completed and drops its part rows — one
+    /// transaction.
     ///
-    /// - Returns: `.stored`, with the blobs of parts left out of the object among `releasedBlobs`.
+    /// - Returns: `.stored`, with the blobs of parts left out of the object among `releasedBlobs`;
+    ///   `.alreadyCompleted` (nothing written) if `completion` is already recorded — a repeat of
+    ///   the complete that finished the upload.
     /// - Throws: `UpIndexError.noSuchUpload` unless usable at `now`; `.partMismatch`;
     ///   `.objectExists` for `.insertOnly`.
     func completeUpload(
-        _ id: String, parts: [PartReference], object: StoredObject, mode: PutMode, callback: NewOutboxEntry?,
-        now: Int64
+        _ id: String, parts: [PartReference], object: StoredObject, mode: PutMode, completion: NewCompletion?,
+        callback: NewOutboxEntry?, now: Int64
     ) async throws -> PutObjectOutcome
 
     /// Aborts an active upload and drops its parts.

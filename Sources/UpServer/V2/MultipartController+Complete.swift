@@ -13,8 +13,12 @@ extension MultipartController {
     /// parts. The committer applies the policy and writes object + callback in the same
     /// transaction that marks the upload completed (`UpIndex.completeUpload`).
     ///
-    /// A repeat of a finished complete with the same parts list returns the first answer
-    /// (DESIGN.md; see `CompletedUploads` for its limits); any other use of a completed id is 612.
+    /// A repeat of a finished complete with the same key and parts list returns the first answer,
+    /// also after a restart: the complete stores a completion record with the object, as mkfile
+    /// does (DESIGN.md "mkfile is idempotent"). The spec makes a completed uploadId invalid (§5 →
+    /// 612), but a client whose connection dropped before the reply, or whose up-server was killed
+    /// during the callback, would then re-upload a file that is stored. Any other use of a
+    /// completed or expired id is still 612.
     func complete(_ request: Request, path: MultipartPath, uploadID: String) async throws -> Response {
         let now = services.now
         let token = try authorize(request, path: path, now: now)
@@ -23,11 +27,14 @@ extension MultipartController {
         guard let upload = try await services.index.upload(id: uploadID), Self.isBound(upload, to: path) else {
             throw UpError(.noSuchUploadID, detail: uploadID)
         }
+        let completion = NewCompletion(
+            key: CompletionKey.multipartComplete(
+                bucket: upload.bucket, uploadID: uploadID, key: path.key,
+                parts: body.parts.map { ($0.partNumber, $0.etag) }),
+            expiresAt: max(upload.expiresAt, now))
         guard upload.isUsable(now: now) else {
-            if let first = completed.result(for: uploadID, bucket: path.bucket, key: path.key, parts: body.parts, now: now) {
-                return Self.response(first)
-            }
-            throw UpError(.noSuchUploadID, detail: "\(uploadID) is \(upload.state.rawValue) or expired")
+            return try await repeatComplete(
+                completion.key, token: token, path: path, body: body, reason: "\(uploadID) is \(upload.state.rawValue)", now: now)
         }
 
         let parts = try Self.select(body.parts, from: try await storedParts(uploadID))
@@ -37,7 +44,8 @@ extension MultipartController {
 
         var commit = CommitRequest(
             token: token, clientKey: path.key, fname: body.fname, clientMimeType: body.mimeType,
-            sniffedMimeType: sniffed, etag: etag, fsize: fsize, segments: parts.map(\.segment), protocolName: "v2")
+            sniffedMimeType: sniffed, etag: etag, fsize: fsize, segments: parts.map(\.segment), protocolName: "v2",
+            completionKey: completion.key)
         commit.customVariables = body.customVariables
         commit.metadata = body.metadata
 
@@ -49,7 +57,8 @@ extension MultipartController {
             result = try await services.committer.commit(commit, now: now) { object, mode, callback in
                 do {
                     return try await index.completeUpload(
-                        uploadID, parts: references, object: object, mode: mode, callback: callback, now: now)
+                        uploadID, parts: references, object: object, mode: mode, completion: completion,
+                        callback: callback, now: now)
                 } catch UpIndexError.objectExists {
                     // The committer answers success if the key already holds identical content;
                     // then this upload's parts are not used and we abort it below.
@@ -61,11 +70,38 @@ extension MultipartController {
             throw Self.translate(error, uploadID: uploadID)
         }
         if sameContentExisted.withLock({ $0 }) { await release(uploadID) }
-        completed.remember(
-            uploadID,
-            CompletedUploads.Entry(
-                bucket: upload.bucket, key: upload.key, parts: body.parts, result: result, expiresAt: upload.expiresAt),
-            now: now)
+        return Self.response(result)
+    }
+
+    /// A complete for an upload that is no longer active: the first answer if this exact request
+    /// (key and parts list) completed it, else 612.
+    ///
+    /// With no first answer recorded (the first attempt answered 579, or up-server died before
+    /// the callback reply was recorded), the committer tries the callback again, as for a repeated
+    /// mkfile: the object as stored supplies etag, size, type and segments, since the parts rows
+    /// are gone.
+    private func repeatComplete(
+        _ key: CompletionKey, token: UpToken, path: MultipartPath, body: CompleteMultipartRequest, reason: String,
+        now: Int64
+    ) async throws -> Response {
+        let index = services.index
+        // The record outlives expireAt until the sweeper runs; past it the spec's 612 holds.
+        guard let completion = try await index.completion(key), completion.expiresAt > now else {
+            throw UpError(.noSuchUploadID, detail: "\(reason), or completed with another parts list")
+        }
+        if let result = completion.result {
+            return Self.response(.stored(key: completion.objectKey, reply: Array(result.utf8)))
+        }
+        guard let object = try await index.object(bucket: key.bucket, key: completion.objectKey),
+            object.etag.utf8.elementsEqual(completion.etag.utf8)
+        else { throw UpError(.noSuchUploadID, detail: "\(reason); its object has since been replaced or deleted") }
+        var commit = CommitRequest(
+            token: token, clientKey: path.key, fname: body.fname, clientMimeType: object.mimeType,
+            sniffedMimeType: object.mimeType, etag: object.etag, fsize: object.fsize, segments: object.segments,
+            protocolName: "v2", completionKey: key)
+        commit.customVariables = body.customVariables
+        commit.metadata = body.metadata
+        let result = try await services.committer.commit(commit, now: now) { _, _, _ in .alreadyCompleted(completion) }
         return Self.response(result)
     }
 

@@ -22,8 +22,6 @@ struct MultipartController: Sendable {
     static let maxListedParts = 1000
 
     let services: UpServices
-    /// First answers of completed uploads (DESIGN.md idempotent completion; see `CompletedUploads`).
-    let completed = CompletedUploads()
 
     /// Creates the controller over the shared services.
     init(services: UpServices) {

@@ -191,10 +191,33 @@ struct MultipartControllerTests {
         #expect((await client.complete(id, etags: [1: "Fother"])).status == 612)
         let elsewhere = MultipartClient(harness: harness, token: harness.token(), key: "elsewhere")
         #expect((await elsewhere.complete(id, etags: etags)).status == 612)
-        // After expireAt the memory is gone as well.
+        // After expireAt the record no longer answers.
         harness.clock.advance(by: 7 * 86_400)
         let later = MultipartClient(harness: harness, token: harness.token(), key: "again")
         #expect((await later.complete(id, etags: etags)).errorText == "no such uploadId")
+    }
+
+    @Test func repeatAfterA579RunsTheCallbackAgainThenKeepsItsReply() async {
+        let harness = UpServerHarness()
+        let token = harness.token(scope: "demo:cb.bin") {
+            $0.callbackUrl = "http://127.0.0.1:1/cb"
+            $0.callbackBody = "key=$(key)&hash=$(etag)&fsize=$(fsize)"
+        }
+        let client = MultipartClient(harness: harness, token: token, key: "cb.bin")
+        let id = await client.start()
+        let etags = await client.putAll(id, [(1, [1, 2, 3])])
+        harness.callbacks.script(.failed(reason: "callback answered 503"))
+        #expect((await client.complete(id, etags: etags)).status == 579)
+        // The client retries the complete (its 579 is final for the SDK, but a lost reply is not):
+        // the callback runs again with the stored object's variables and its reply is the answer.
+        harness.callbacks.script(.delivered(reply: Array(#"{"stored":"late"}"#.utf8)))
+        let retried = await client.complete(id, etags: etags)
+        #expect(retried.status == 200 && retried.text == #"{"stored":"late"}"#)
+        #expect(harness.callbacks.sent.count == 2)
+        #expect(harness.callbacks.sent.last?.body == "key=cb.bin&hash=\(Etag.of([1, 2, 3] as [UInt8]))&fsize=3")
+        // Recorded now: a third repeat answers without another callback.
+        #expect((await client.complete(id, etags: etags)).text == #"{"stored":"late"}"#)
+        #expect(harness.callbacks.sent.count == 2)
     }
 
     @Test func sameContentUnderInsertOnlyScopeSucceedsAndReleasesTheUpload() async throws {

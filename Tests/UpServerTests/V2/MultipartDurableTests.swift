@@ -61,6 +61,46 @@ struct MultipartDurableTests {
         #expect((await send(.get, path.path, [])).errorText == "no such uploadId")
     }
 
+    @Test func repeatedCompleteAfterARestartReturnsTheFirstAnswer() async throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let token = Self.token()
+        let key = MultipartPath(bucket: UpServerHarness.bucket, key: "restart.bin", resource: .uploads)
+        var path = key
+        let body: [UInt8]
+        let first: Response
+        do {
+            let (server, _, _) = try Self.durableServer(in: directory, port: 9000)
+            let send = Self.sender(server, token: token)
+            let id = try #require((await send(.post, key.path, [])).json["uploadId"] as? String)
+            path.resource = .part(uploadID: id, partNumber: 1)
+            let part = await send(.put, path.path, [1, 2, 3])
+            body = Array(
+                CompleteMultipartRequest(parts: [.init(etag: part.json["etag"] as? String ?? "", partNumber: 1)])
+                    .serialized().utf8)
+            path.resource = .upload(id: id)
+            first = await send(.post, path.path, body)
+            #expect(first.status == 200 && first.json["key"] as? String == "restart.bin")
+        }
+        // A new process on the same data dir (the client lost the first reply and retries).
+        let (restarted, _, _) = try Self.durableServer(in: directory, port: 9000)
+        let send = Self.sender(restarted, token: token)
+        let repeated = await send(.post, path.path, body)
+        #expect(repeated.status == 200 && repeated.bodyBytes == first.bodyBytes)
+        #expect((await send(.post, path.path, Array(#"{"parts":[{"partNumber":1,"etag":"Fx"}]}"#.utf8))).status == 612)
+    }
+
+    /// Sends one request through `server`'s router with `token`.
+    private static func sender(
+        _ server: UpServer, token: String
+    ) -> @Sendable (HTTPMethod, String, [UInt8]) async -> Response {
+        { method, target, body in
+            await server.router.respond(
+                to: Request(method: method, target: target, headers: ["Authorization": "UpToken \(token)"], body: body),
+                logger: Logger(label: "up-test", sink: LogSink.memory()))
+        }
+    }
+
     @Test func liveSocketStreamsPartsIntoFiles() async throws {
         let directory = TemporaryDirectory()
         defer { directory.remove() }
