@@ -9,8 +9,9 @@ import UpCore
 /// The ctx is self-verifying (DESIGN.md): its MAC and expiry are checked before anything is
 /// touched, then the block row is the authority on how far the block got. 701 for a forged,
 /// malformed or expired ctx, an offset in the path that differs from the ctx's, a ctx whose row
-/// is gone or is complete past it, and a chunk that would overflow the block. An older ctx of an
-/// incomplete block is accepted: the block is rewound to it (see `UpIndex.rewindBlock`).
+/// is gone, and a chunk that would overflow the block. An older ctx of an incomplete block is
+/// accepted: the block is rewound to it (see `UpIndex.rewindBlock`); an older ctx of a complete
+/// block is answered without touching it when its chunk repeats the stored bytes (`replay`).
 ///
 /// Concurrency: the blob is held in `BlobWriteLocks` across "check offset → append → advance",
 /// because `append` truncates past the acknowledged offset and two writers would cut each
@@ -63,10 +64,13 @@ struct BputHandler: Sendable {
             // from (a later ctx than the one the client resumed with). Its chunk would not follow.
             throw UpError(.invalidContext, detail: stale + " (crc differs: rewound)")
         }
+        if record.offset > Int64(context.offset) && record.offset == record.blockSize {
+            return try await replay(request, to: blob, record: record, context: context)
+        }
         if record.offset > Int64(context.offset) {
             // The client resumes from an older, authentic ctx: it never got the reply for what came
             // after (it was killed mid-chunk). Carry on from its offset rather than make it resend
-            // the whole block (701); a complete block is never rewound (rewindBlock refuses).
+            // the whole block (701). (A complete block is never rewound: see `replay` above.)
             guard
                 try await services.index.rewindBlock(
                     blob, from: record.offset, to: Int64(context.offset), crc32: context.crc32)

@@ -166,8 +166,38 @@ struct MkblkBputTests {
             body: Array(try #require(last.json["ctx"] as? String).utf8))
         #expect(made.status == 200, "\(made.text)")
         #expect(made.json["hash"] as? String == Etag.of([1, 2, 3, 4, 5, 6] as [UInt8]))
-        // A complete block is never rewound.
-        #expect(await harness.bput(token, ctx: ctx, offset: 2, [3, 4]).status == 701)
+        // A complete block is never rewound: other bytes from an older ctx are refused.
+        #expect(await harness.bput(token, ctx: ctx, offset: 2, [7, 7]).status == 701)
+        #expect(await harness.bput(token, ctx: ctx, offset: 2, [3, 4, 5, 6, 0]).status == 701)
+    }
+
+    @Test func olderCtxOfACompleteBlockReplaysItsStoredChunksToTheFinalCtx() async throws {
+        let harness = UpServerHarness()
+        let token = harness.token()
+        let first = await harness.mkblk(token, blockSize: 6, [1, 2])
+        let ctx = try #require(first.json["ctx"] as? String)
+        let middle = await harness.bput(token, ctx: ctx, offset: 2, [3, 4])
+        let middleCtx = try #require(middle.json["ctx"] as? String)
+        let last = await harness.bput(token, ctx: middleCtx, offset: 4, [5, 6])
+        let finalCtx = try #require(last.json["ctx"] as? String)
+        // The client lost both replies (killed) and resends from its checkpoint's ctx: each chunk
+        // that repeats the stored bytes gets the ctx the block had after it.
+        let replayed = await harness.bput(token, ctx: ctx, offset: 2, [3, 4])
+        #expect(replayed.status == 200, "\(replayed.text)")
+        #expect(replayed.json["offset"] as? Int == 4)
+        #expect(replayed.json["crc32"] as? Int == Int(CRC32.checksum([3, 4] as [UInt8])))
+        #expect(replayed.json["ctx"] as? String == middleCtx)
+        let end = await harness.bput(token, ctx: middleCtx, offset: 4, [5, 6])
+        #expect(end.status == 200 && end.json["ctx"] as? String == finalCtx)
+        #expect(end.json["checksum"] as? String == last.json["checksum"] as? String)
+        // The block itself never moved: the object is the original bytes.
+        let made = await harness.send(
+            .post, V1Paths.mkfile(6, key: "replayed.bin"), headers: UpServerHarness.auth(token),
+            body: Array(finalCtx.utf8))
+        #expect(made.json["hash"] as? String == Etag.of([1, 2, 3, 4, 5, 6] as [UInt8]))
+        // Other bytes, or a chunk running past the end, are still 701.
+        #expect(await harness.bput(token, ctx: middleCtx, offset: 4, [5, 7]).status == 701)
+        #expect(await harness.bput(token, ctx: middleCtx, offset: 4, [5, 6, 7]).status == 701)
     }
 
     @Test func bputRefusesAnOverflowingChunk() async throws {
