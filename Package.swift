@@ -78,7 +78,7 @@ let package = Package(
             resources: [.copy("Vectors/vectors.json")],
             swiftSettings: safeOnly
         ),
-        .testTarget(name: "HTTPKitTests", dependencies: ["HTTPKit", "TestSupport"], swiftSettings: safeOnly),
+        .testTarget(name: "HTTPKitTests", dependencies: ["HTTPKit", "NativeHTTP", "TestSupport"], swiftSettings: safeOnly),
         .testTarget(
             name: "HTTPTransportTests", dependencies: ["HTTPTransport", "HTTPKit", "Basics", "TestSupport"],
             swiftSettings: safeOnly),

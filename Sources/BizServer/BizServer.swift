@@ -84,7 +84,8 @@ public final class BizServer: Sendable {
         let port = try http.start(
             HTTPServer.Configuration(
                 host: configuration.host, port: Int(configuration.port),
-                threadCount: HTTPServerHost.threadCount(configuration.threads)),
+                threadCount: HTTPServerHost.threadCount(configuration.threads)
+            ).with(configuration.connections),
             router: router, logger: logger, observer: { [bizMetrics] in bizMetrics.observe($0) })
         logger.info("biz-server listening", ["host": .string(configuration.host), "port": .int(Int64(port)),
                                              "callbackUrl": .string(callbackURL)])

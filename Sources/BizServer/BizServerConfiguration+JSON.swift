@@ -1,5 +1,6 @@
 public import Foundation
 import Basics
+import HTTPKit
 import NativeCrypto
 
 /// Loading ``BizServerConfiguration`` from `Config/biz-server.json` and the environment.
@@ -18,6 +19,7 @@ import NativeCrypto
 /// | `replay` | `{"maxClockSkewSeconds": 300, "requireSignedDate": false}` |
 /// | `durableWrites` | `true` |
 /// | `threads` | `0` (= number of cores) |
+/// | `headerTimeoutSeconds`, `maxConnectionsPerAddress` | `30`, `0` (no limit) |
 /// | `clients[]` | `id`, `apiKeySHA256` (or `UPGATE_API_KEYS`), `bucket` required; `endUser`, `keyPrefix` (`"{client}/"`), `fsizeMin`, `fsizeLimit`, `mimeLimit`, `tokenLifetimeSeconds` (3600), `insertOnly` (false), `callbackBodyType` (`"form"` or `"json"`), `returnBody`, `vars` ({}) |
 ///
 /// Environment variables override the file, so production secrets never need to be in it:
@@ -52,7 +54,10 @@ extension BizServerConfiguration {
                 maxClockSkewSeconds: file.replay?.maxClockSkewSeconds ?? 300,
                 requireSignedDate: file.replay?.requireSignedDate ?? false),
             durableWrites: file.durableWrites ?? true,
-            threads: file.threads ?? 0
+            threads: file.threads ?? 0,
+            connections: ConnectionLimits(
+                headerTimeoutSeconds: file.headerTimeoutSeconds ?? 30,
+                maxConnectionsPerAddress: file.maxConnectionsPerAddress ?? 0)
         )
         try configuration.apply(environment: environment)
         try configuration.validate()
@@ -111,6 +116,8 @@ extension BizServerConfiguration {
         var replay: ReplayFormat?
         var durableWrites: Bool?
         var threads: Int?
+        var headerTimeoutSeconds: Int?
+        var maxConnectionsPerAddress: Int?
     }
 
     private struct RateLimitFormat: Decodable {

@@ -1,4 +1,5 @@
 public import Basics
+public import HTTPKit
 
 /// Everything biz-server needs to run. Defaults are for local development on loopback.
 ///
@@ -31,6 +32,9 @@ public struct BizServerConfiguration: Sendable {
     public var durableWrites: Bool
     /// MHD worker threads. Default: the number of cores.
     public var threads: Int
+    /// Slow-loris defences: the request-head deadline (30 s) and connections per address (no
+    /// limit). JSON keys `headerTimeoutSeconds`, `maxConnectionsPerAddress`.
+    public var connections: ConnectionLimits
 
     /// Creates a configuration; every parameter has the documented default.
     public init(
@@ -45,7 +49,8 @@ public struct BizServerConfiguration: Sendable {
         rateLimit: RateLimit = RateLimit(),
         replay: ReplayProtection = ReplayProtection(),
         durableWrites: Bool = true,
-        threads: Int = 0
+        threads: Int = 0,
+        connections: ConnectionLimits = ConnectionLimits()
     ) {
         self.host = host
         self.port = port
@@ -59,6 +64,7 @@ public struct BizServerConfiguration: Sendable {
         self.replay = replay
         self.durableWrites = durableWrites
         self.threads = threads
+        self.connections = connections
     }
 
     /// How the callback body is encoded.
@@ -193,6 +199,7 @@ public struct BizServerConfiguration: Sendable {
             throw ConfigurationError("rateLimit needs tokensPerSecond > 0 and burst >= 1")
         }
         guard replay.maxClockSkewSeconds > 0 else { throw ConfigurationError("maxClockSkewSeconds must be > 0") }
+        if let problem = connections.problem { throw ConfigurationError(problem) }
         var seenIDs = Set<String>()
         var seenKeys = Set<String>()
         for client in clients {

@@ -24,7 +24,10 @@ static inline struct MHD_Daemon *cmhd_start_daemon(unsigned int flags, const cha
                                                    unsigned int connection_timeout_seconds,
                                                    unsigned int thread_pool_size,
                                                    size_t connection_memory_limit,
-                                                   unsigned int listen_backlog) {
+                                                   unsigned int listen_backlog,
+                                                   MHD_NotifyConnectionCallback notify_connection,
+                                                   void *notify_connection_cls,
+                                                   unsigned int per_ip_connection_limit) {
     struct sockaddr_in address;
     memset(&address, 0, sizeof(address));
     address.sin_family = AF_INET;
@@ -40,6 +43,8 @@ static inline struct MHD_Daemon *cmhd_start_daemon(unsigned int flags, const cha
                             MHD_OPTION_THREAD_POOL_SIZE, thread_pool_size,
                             MHD_OPTION_CONNECTION_MEMORY_LIMIT, connection_memory_limit,
                             MHD_OPTION_LISTEN_BACKLOG_SIZE, listen_backlog,
+                            MHD_OPTION_NOTIFY_CONNECTION, notify_connection, notify_connection_cls,
+                            MHD_OPTION_PER_IP_CONNECTION_LIMIT, per_ip_connection_limit,
                             MHD_OPTION_END);
 }
 
@@ -70,6 +75,20 @@ static inline size_t cmhd_client_address(struct MHD_Connection *connection, char
         return 0;
     }
     return strlen(buffer);
+}
+
+/// The connection's socket, or -1 if unknown.
+static inline int cmhd_connection_fd(struct MHD_Connection *connection) {
+    const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CONNECTION_FD);
+    return info == NULL ? -1 : info->connect_fd;
+}
+
+/// Shuts both directions of a connection's socket down without closing it: MHD's own loop then
+/// sees the connection fail and closes it on its thread (the fd stays MHD's to close).
+static inline void cmhd_shutdown_socket(int fd) {
+    if (fd >= 0) {
+        shutdown(fd, SHUT_RDWR);
+    }
 }
 
 /// Closes the listening socket returned by MHD_quiesce_daemon (only after MHD_stop_daemon).

@@ -22,6 +22,15 @@ extension HTTPServer {
         public var shutdownGracePeriod: Duration
         /// Unread streamed-body bytes at which the server stops reading from the socket. Default 256 KiB.
         public var bodyBufferLimit: Int
+        /// Longest time a client may take to send a request head — from connecting, and from the
+        /// end of its previous request on a kept-alive connection — before the connection is cut
+        /// (the slow-loris defence; libmicrohttpd's own timeout only counts idleness). Zero
+        /// disables it. Default 30 s.
+        public var headerTimeout: Duration
+        /// Most simultaneous connections from one IP address; more are refused as they connect.
+        /// Default 0: no limit — right behind a reverse proxy, where every client has the proxy's
+        /// address; set it when clients connect directly.
+        public var maxConnectionsPerAddress: Int
 
         /// The number of active processor cores (the default thread count).
         public static var coreCount: Int { ProcessInfo.processInfo.activeProcessorCount }
@@ -35,7 +44,9 @@ extension HTTPServer {
             connectionMemoryLimit: Int = 64 << 10,
             handlerTimeout: Duration = .seconds(30),
             shutdownGracePeriod: Duration = .seconds(10),
-            bodyBufferLimit: Int = 256 << 10
+            bodyBufferLimit: Int = 256 << 10,
+            headerTimeout: Duration = .seconds(30),
+            maxConnectionsPerAddress: Int = 0
         ) {
             self.host = host
             self.port = port
@@ -45,6 +56,8 @@ extension HTTPServer {
             self.handlerTimeout = handlerTimeout
             self.shutdownGracePeriod = shutdownGracePeriod
             self.bodyBufferLimit = bodyBufferLimit
+            self.headerTimeout = headerTimeout
+            self.maxConnectionsPerAddress = maxConnectionsPerAddress
         }
     }
 }

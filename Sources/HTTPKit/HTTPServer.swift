@@ -38,6 +38,10 @@ public final class HTTPServer: Sendable {
     /// The bound port once started, else `nil`.
     public var port: Int? { daemon.withLock { $0?.port } }
 
+    /// Connections cut so far for taking longer than ``Configuration/headerTimeout`` to send a
+    /// request head.
+    public var headerTimeouts: Int { daemon.withLock { $0?.headerTimeouts ?? 0 } }
+
     /// Starts listening and returns the bound port. Throws ``StartError`` if the address is
     /// unusable (not IPv4, in use). Calling it again returns the same port.
     @discardableResult
@@ -51,7 +55,9 @@ public final class HTTPServer: Sendable {
                 threadCount: max(1, configuration.threadCount),
                 connectionTimeoutSeconds: Int(max(1, configuration.connectionTimeout.components.seconds)),
                 connectionMemoryLimit: configuration.connectionMemoryLimit,
-                bodyHighWater: configuration.bodyBufferLimit
+                bodyHighWater: configuration.bodyBufferLimit,
+                headerTimeoutSeconds: Int(max(0, configuration.headerTimeout.components.seconds)),
+                maxConnectionsPerAddress: max(0, configuration.maxConnectionsPerAddress)
             )
             let processor = self.processor
             do {

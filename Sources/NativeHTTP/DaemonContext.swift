@@ -8,12 +8,14 @@ import Glibc
 final class DaemonContext: Sendable {
     let handler: @Sendable (HTTPExchange) -> Void
     let buffering: BodyBuffering
+    let watchdog: HeaderWatchdog
     private let live = Mutex<[ObjectIdentifier: HTTPExchange]>([:])
     private let draining = Atomic<Bool>(false)
 
-    init(handler: @escaping @Sendable (HTTPExchange) -> Void, buffering: BodyBuffering) {
+    init(handler: @escaping @Sendable (HTTPExchange) -> Void, buffering: BodyBuffering, watchdog: HeaderWatchdog) {
         self.handler = handler
         self.buffering = buffering
+        self.watchdog = watchdog
     }
 
     var isDraining: Bool { draining.load(ordering: .acquiring) }

@@ -1,4 +1,5 @@
 internal import CMicroHTTPD
+import Dispatch
 
 // The C callbacks of MicroHTTPDServer. They are top-level and capture nothing so they convert to
 // @convention(c); the daemon's DaemonContext arrives unretained in `cls` (the server keeps it
@@ -60,6 +61,7 @@ func onAccess(
             request: request, connection: ConnectionHandle(pointer: connection), buffering: context.buffering
         )
         slot.exchange = exchange
+        context.watchdog.headComplete(UInt(bitPattern: Int(bitPattern: connection)))
         context.register(exchange)
         context.handler(exchange)
         if let response = exchange.takeResponse(suspendIfNotReady: false) {
@@ -91,15 +93,37 @@ func onRequestCompleted(
     _ requestContext: UnsafeMutablePointer<UnsafeMutableRawPointer?>?,
     _ termination: MHD_RequestTerminationCode
 ) {
-    guard let cls = unsafe cls, let requestContext = unsafe requestContext,
-          let raw = unsafe requestContext.pointee
-    else { return }
-    unsafe requestContext.pointee = nil
+    guard let cls = unsafe cls else { return }
     let context = unsafe Unmanaged<DaemonContext>.fromOpaque(cls).takeUnretainedValue()
+    if let connection = unsafe connection {
+        context.watchdog.requestEnded(
+            UInt(bitPattern: Int(bitPattern: connection)), now: DispatchTime.now().uptimeNanoseconds)
+    }
+    guard let requestContext = unsafe requestContext, let raw = unsafe requestContext.pointee else { return }
+    unsafe requestContext.pointee = nil
     let slot = unsafe Unmanaged<RequestSlot>.fromOpaque(raw).takeRetainedValue()
     if let exchange = slot.exchange {
         exchange.connectionClosed()
         context.unregister(exchange)
+    }
+}
+
+
+/// A connection was accepted or is being closed (its socket is still open during the call).
+func onConnectionNotified(
+    _ cls: UnsafeMutableRawPointer?,
+    _ connection: OpaquePointer?,
+    _ socketContext: UnsafeMutablePointer<UnsafeMutableRawPointer?>?,
+    _ code: MHD_ConnectionNotificationCode
+) {
+    guard let cls = unsafe cls, let connection = unsafe connection else { return }
+    let context = unsafe Unmanaged<DaemonContext>.fromOpaque(cls).takeUnretainedValue()
+    let key = UInt(bitPattern: Int(bitPattern: connection))
+    if code.rawValue == 0 {  // MHD_CONNECTION_NOTIFY_STARTED (1 is MHD_CONNECTION_NOTIFY_CLOSED)
+        context.watchdog.opened(
+            key, descriptor: unsafe cmhd_connection_fd(connection), now: DispatchTime.now().uptimeNanoseconds)
+    } else {
+        context.watchdog.closed(key)
     }
 }
 

@@ -29,6 +29,12 @@ public final class MicroHTTPDServer: Sendable {
         /// Bytes still arriving after a response was chosen that are read and dropped before the
         /// connection is closed instead.
         public var discardLimit: Int
+        /// Longest time a connection may take to send a request head, counted from accept and
+        /// from the end of the previous request (see ``HeaderWatchdog``); 0 disables the cut.
+        public var headerTimeoutSeconds: Int
+        /// Most simultaneous connections from one IP address; more are refused at accept. 0: no
+        /// limit (behind a reverse proxy every client has the proxy's address).
+        public var maxConnectionsPerAddress: Int
 
         /// Creates options; see each property for its meaning.
         public init(
@@ -39,7 +45,9 @@ public final class MicroHTTPDServer: Sendable {
             connectionMemoryLimit: Int = 64 << 10,
             listenBacklog: Int = 1024,
             bodyHighWater: Int = 256 << 10,
-            discardLimit: Int = 8 << 20
+            discardLimit: Int = 8 << 20,
+            headerTimeoutSeconds: Int = 30,
+            maxConnectionsPerAddress: Int = 0
         ) {
             self.host = host
             self.port = port
@@ -49,6 +57,8 @@ public final class MicroHTTPDServer: Sendable {
             self.listenBacklog = listenBacklog
             self.bodyHighWater = bodyHighWater
             self.discardLimit = discardLimit
+            self.headerTimeoutSeconds = headerTimeoutSeconds
+            self.maxConnectionsPerAddress = maxConnectionsPerAddress
         }
     }
 
@@ -74,7 +84,8 @@ public final class MicroHTTPDServer: Sendable {
                 highWater: max(1, options.bodyHighWater),
                 lowWater: max(0, options.bodyHighWater / 4),
                 discardLimit: max(0, options.discardLimit)
-            )
+            ),
+            watchdog: HeaderWatchdog(limitSeconds: options.headerTimeoutSeconds)
         )
         let flags = MHD_USE_INTERNAL_POLLING_THREAD.rawValue | MHD_USE_EPOLL.rawValue
             | MHD_ALLOW_SUSPEND_RESUME.rawValue
@@ -87,7 +98,9 @@ public final class MicroHTTPDServer: Sendable {
             UInt32(clamping: options.connectionTimeoutSeconds),
             UInt32(clamping: max(1, options.threadCount)),
             max(4096, options.connectionMemoryLimit),
-            UInt32(clamping: options.listenBacklog)
+            UInt32(clamping: options.listenBacklog),
+            onConnectionNotified, contextPointer,
+            UInt32(clamping: max(0, options.maxConnectionsPerAddress))
         )
         guard let started = unsafe started else {
             throw .startFailed(host: options.host, port: options.port)
@@ -95,6 +108,7 @@ public final class MicroHTTPDServer: Sendable {
         self.context = context
         self.port = Int(unsafe cmhd_bound_port(started))
         self.daemon = Mutex(DaemonState(pointer: unsafe DaemonHandle(pointer: started)))
+        context.watchdog.start()
     }
 
     deinit {
@@ -103,6 +117,10 @@ public final class MicroHTTPDServer: Sendable {
 
     /// Requests whose exchange has started and not yet completed.
     public var inFlightCount: Int { context.exchangeCount }
+
+    /// Connections cut so far for taking longer than ``Options/headerTimeoutSeconds`` to send a
+    /// request head.
+    public var headerTimeouts: Int { context.watchdog.cutConnections }
 
     /// The exchanges currently in flight (for shutdown: answer the ones still waiting).
     public var inFlightExchanges: [HTTPExchange] { context.exchanges }
@@ -129,6 +147,7 @@ public final class MicroHTTPDServer: Sendable {
             context.sleepMilliseconds(5)
             waitedMilliseconds += 5
         }
+        context.watchdog.stop()
         daemon.withLock { state in
             guard let handle = state.pointer else { return }
             unsafe MHD_stop_daemon(handle.pointer)

@@ -82,7 +82,8 @@ public final class UpServer: Sendable {
         let port = try http.start(
             HTTPServer.Configuration(
                 host: configuration.host, port: Int(configuration.port),
-                threadCount: HTTPServerHost.threadCount(configuration.threads)),
+                threadCount: HTTPServerHost.threadCount(configuration.threads)
+            ).with(configuration.connections),
             router: router, logger: logger, observer: { [upMetrics] in upMetrics.observe($0) })
         retrier.start(every: outboxPollInterval)
         sweeperTask.start(every: .seconds(max(configuration.sweepIntervalSeconds, 1)))

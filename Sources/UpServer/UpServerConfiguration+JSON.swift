@@ -1,4 +1,5 @@
 import Basics
+import HTTPKit
 public import Foundation
 
 /// Loading ``UpServerConfiguration`` from `Config/up-server.json` and the environment.
@@ -18,6 +19,7 @@ public import Foundation
 /// | `callback` | `{"scheme": "qbox", "timeoutSeconds": 5, "maxRetries": 12, "retryBaseDelaySeconds": 5, "retryMaxDelaySeconds": 3600}` |
 /// | `sweepIntervalSeconds` | `300` |
 /// | `threads` | `0` (= cores) |
+/// | `headerTimeoutSeconds`, `maxConnectionsPerAddress` | `30`, `0` (no limit) |
 ///
 /// Environment overrides: `UPGATE_ACCESS_KEY` + `UPGATE_SECRET_KEY` (replace the key list with
 /// that one pair), `UPGATE_UP_PUBLIC_BASE_URL`, `UPGATE_CTX_SECRET`.
@@ -44,7 +46,10 @@ extension UpServerConfiguration {
             contextLifetimeSeconds: file.contextLifetimeSeconds ?? 7 * 86_400,
             multipartLifetimeSeconds: file.multipartLifetimeSeconds ?? 7 * 86_400,
             syncEveryChunk: file.syncEveryChunk ?? false, callback: callback,
-            sweepIntervalSeconds: file.sweepIntervalSeconds ?? 300, threads: file.threads ?? 0)
+            sweepIntervalSeconds: file.sweepIntervalSeconds ?? 300, threads: file.threads ?? 0,
+            connections: ConnectionLimits(
+                headerTimeoutSeconds: file.headerTimeoutSeconds ?? 30,
+                maxConnectionsPerAddress: file.maxConnectionsPerAddress ?? 0))
         if let accessKey = environment["UPGATE_ACCESS_KEY"], let secretKey = environment["UPGATE_SECRET_KEY"],
             !accessKey.isEmpty, !secretKey.isEmpty
         {
@@ -81,5 +86,7 @@ extension UpServerConfiguration {
         var callback: CallbackFormat?
         var sweepIntervalSeconds: Int64?
         var threads: Int?
+        var headerTimeoutSeconds: Int?
+        var maxConnectionsPerAddress: Int?
     }
 }

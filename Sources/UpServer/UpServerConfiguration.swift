@@ -1,4 +1,5 @@
 public import Basics
+public import HTTPKit
 
 /// Everything up-server needs to run. Defaults are for local development on loopback.
 ///
@@ -33,6 +34,9 @@ public struct UpServerConfiguration: Sendable {
     public var sweepIntervalSeconds: Int64
     /// MHD worker threads. Default: the number of cores.
     public var threads: Int
+    /// Slow-loris defences: the request-head deadline (30 s) and connections per address (no
+    /// limit). JSON keys `headerTimeoutSeconds`, `maxConnectionsPerAddress`.
+    public var connections: ConnectionLimits
 
     /// Creates a configuration; every parameter has the documented default.
     public init(
@@ -48,7 +52,8 @@ public struct UpServerConfiguration: Sendable {
         syncEveryChunk: Bool = false,
         callback: Callback = Callback(),
         sweepIntervalSeconds: Int64 = 300,
-        threads: Int = 0
+        threads: Int = 0,
+        connections: ConnectionLimits = ConnectionLimits()
     ) {
         self.host = host
         self.port = port
@@ -63,6 +68,7 @@ public struct UpServerConfiguration: Sendable {
         self.callback = callback
         self.sweepIntervalSeconds = sweepIntervalSeconds
         self.threads = threads
+        self.connections = connections
     }
 
     /// How callbacks are signed, sent and retried.
@@ -124,5 +130,6 @@ public struct UpServerConfiguration: Sendable {
         if let secret = contextSecret, secret.utf8.count < 16 {
             throw ConfigurationError("contextSecret must be at least 16 bytes")
         }
+        if let problem = connections.problem { throw ConfigurationError(problem) }
     }
 }
