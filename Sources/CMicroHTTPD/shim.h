@@ -24,7 +24,8 @@ static inline struct MHD_Daemon *cmhd_start_daemon(unsigned int flags, const cha
                                                    unsigned int connection_timeout_seconds,
                                                    unsigned int thread_pool_size,
                                                    size_t connection_memory_limit,
-                                                   unsigned int listen_backlog) {
+                                                   unsigned int listen_backlog,
+                                                   unsigned int connection_limit) {
     struct sockaddr_in address;
     memset(&address, 0, sizeof(address));
     address.sin_family = AF_INET;
@@ -40,6 +41,7 @@ static inline struct MHD_Daemon *cmhd_start_daemon(unsigned int flags, const cha
                             MHD_OPTION_THREAD_POOL_SIZE, thread_pool_size,
                             MHD_OPTION_CONNECTION_MEMORY_LIMIT, connection_memory_limit,
                             MHD_OPTION_LISTEN_BACKLOG_SIZE, listen_backlog,
+                            MHD_OPTION_CONNECTION_LIMIT, connection_limit,
                             MHD_OPTION_END);
 }
 

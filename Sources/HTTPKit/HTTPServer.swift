@@ -51,6 +51,7 @@ public final class HTTPServer: Sendable {
                 threadCount: max(1, configuration.threadCount),
                 connectionTimeoutSeconds: Int(max(1, configuration.connectionTimeout.components.seconds)),
                 connectionMemoryLimit: configuration.connectionMemoryLimit,
+                connectionLimit: configuration.connectionLimit,
                 bodyHighWater: configuration.bodyBufferLimit
             )
             let processor = self.processor
