@@ -19,7 +19,8 @@ wrk (-t2, --wrk-connections keep-alive, scripts/load/uptoken.lua) runs against /
 waves start evenly spread over that time, so callbacks arrive all through it while biz-server is
 under wrk. `--wrk-connections 0` runs the waves without wrk (for comparison).
 
-Checks: every token 200; every upload 200 with its record relayed (no refused/reset connection,
+Checks: N connections held open at once to each server all answer /healthz (none refused);
+every token 200; every upload 200 with its record relayed (no refused/reset connection,
 no 579); biz-server lists exactly one record per upload (none twice, none extra) with the right
 hash; biz-server's metrics count N accepted callbacks and no duplicate; up-server made no failed
 callback attempt and its outbox has nothing pending or failed; wrk got no non-2xx answer other
@@ -215,6 +216,35 @@ def run_wave(wave, uploads, biz, up, args):
     return elapsed, state["peak"], hung
 
 
+def hold_connections(port, n, timeout=30):
+    """Opens n connections to 127.0.0.1:port and keeps them all open, then sends GET /healthz on
+    each; returns how many answered 200 (a refused, reset or dropped connection does not)."""
+    import socket
+    socks, ok = [], 0
+    deadline = time.monotonic() + timeout
+    try:
+        for _ in range(n):
+            try:
+                socks.append(socket.create_connection(("127.0.0.1", port), timeout=timeout))
+            except OSError:
+                pass
+        for s in socks:
+            try:
+                s.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+            except OSError:
+                pass
+        for s in socks:
+            try:
+                s.settimeout(max(0.1, deadline - time.monotonic()))
+                ok += s.recv(64).startswith(b"HTTP/1.1 200")
+            except OSError:
+                pass
+    finally:
+        for s in socks:
+            s.close()
+    return ok
+
+
 def parse_wrk(text):
     out = {"status": {}}
     for line in text.splitlines():
@@ -309,6 +339,9 @@ def main():
                          lib.free_port(), os.path.join(work, "biz"), os.path.join(work, "biz-server.log"),
                          env={"UPGATE_UP_HOSTS": up.url}).start()
         all_waves = [[Upload(w, i, args.seed, rnd) for i in range(n)] for w in range(waves)]
+        held = {name: hold_connections(server.port, n) for name, server in (("up-server", up), ("biz-server", biz))}
+        checks.append((f"{n} connections held open at once, each answered: "
+                       + ", ".join(f"{k} {v}/{n}" for k, v in held.items()), all(v == n for v in held.values())))
 
         use_wrk = args.wrk_connections > 0
         wrk_out = open(os.path.join(work, "wrk.txt"), "w+")
