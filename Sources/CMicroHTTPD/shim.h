@@ -25,6 +25,7 @@ static inline struct MHD_Daemon *cmhd_start_daemon(unsigned int flags, const cha
                                                    unsigned int thread_pool_size,
                                                    size_t connection_memory_limit,
                                                    unsigned int listen_backlog,
+                                                   unsigned int connection_limit,
                                                    MHD_NotifyConnectionCallback notify_connection,
                                                    void *notify_connection_cls,
                                                    unsigned int per_ip_connection_limit) {
@@ -43,6 +44,7 @@ static inline struct MHD_Daemon *cmhd_start_daemon(unsigned int flags, const cha
                             MHD_OPTION_THREAD_POOL_SIZE, thread_pool_size,
                             MHD_OPTION_CONNECTION_MEMORY_LIMIT, connection_memory_limit,
                             MHD_OPTION_LISTEN_BACKLOG_SIZE, listen_backlog,
+                            MHD_OPTION_CONNECTION_LIMIT, connection_limit,
                             MHD_OPTION_NOTIFY_CONNECTION, notify_connection, notify_connection_cls,
                             MHD_OPTION_PER_IP_CONNECTION_LIMIT, per_ip_connection_limit,
                             MHD_OPTION_END);

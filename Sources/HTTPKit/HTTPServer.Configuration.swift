@@ -11,6 +11,11 @@ extension HTTPServer {
         public var threadCount: Int
         /// Idle time before a connection that is not waiting on a handler is closed. Default 60 s.
         public var connectionTimeout: Duration
+        /// Connections served at once. Past it new connections wait in the listen queue,
+        /// unanswered, until one closes (an idle keep-alive one after ``connectionTimeout``).
+        /// Default 4096; libmicrohttpd's own default, 1020, left a 500-upload wave plus its
+        /// callbacks and a load generator close to it. Keep `ulimit -n` above it.
+        public var connectionLimit: Int
         /// Memory per connection for the request head and read buffer. A head larger than about
         /// half of it is answered 431 by libmicrohttpd. Default 64 KiB.
         public var connectionMemoryLimit: Int
@@ -41,6 +46,7 @@ extension HTTPServer {
             port: Int = 0,
             threadCount: Int = Configuration.coreCount,
             connectionTimeout: Duration = .seconds(60),
+            connectionLimit: Int = 4096,
             connectionMemoryLimit: Int = 64 << 10,
             handlerTimeout: Duration = .seconds(30),
             shutdownGracePeriod: Duration = .seconds(10),
@@ -52,6 +58,7 @@ extension HTTPServer {
             self.port = port
             self.threadCount = threadCount
             self.connectionTimeout = connectionTimeout
+            self.connectionLimit = connectionLimit
             self.connectionMemoryLimit = connectionMemoryLimit
             self.handlerTimeout = handlerTimeout
             self.shutdownGracePeriod = shutdownGracePeriod

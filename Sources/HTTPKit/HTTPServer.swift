@@ -55,6 +55,7 @@ public final class HTTPServer: Sendable {
                 threadCount: max(1, configuration.threadCount),
                 connectionTimeoutSeconds: Int(max(1, configuration.connectionTimeout.components.seconds)),
                 connectionMemoryLimit: configuration.connectionMemoryLimit,
+                connectionLimit: configuration.connectionLimit,
                 bodyHighWater: configuration.bodyBufferLimit,
                 headerTimeoutSeconds: Int(max(0, configuration.headerTimeout.components.seconds)),
                 maxConnectionsPerAddress: max(0, configuration.maxConnectionsPerAddress)

@@ -24,6 +24,10 @@ public final class MicroHTTPDServer: Sendable {
         public var connectionMemoryLimit: Int
         /// Pending-connection queue length for `listen`.
         public var listenBacklog: Int
+        /// Connections served at once, across the pool (each worker takes an equal share).
+        /// Past it MHD stops accepting: new connections wait in the listen queue, unanswered,
+        /// until one closes. MHD's own default is FD_SETSIZE - 4 (1020) even in epoll mode.
+        public var connectionLimit: Int
         /// Unread body bytes at which MHD stops reading from the socket.
         public var bodyHighWater: Int
         /// Bytes still arriving after a response was chosen that are read and dropped before the
@@ -44,6 +48,7 @@ public final class MicroHTTPDServer: Sendable {
             connectionTimeoutSeconds: Int = 60,
             connectionMemoryLimit: Int = 64 << 10,
             listenBacklog: Int = 1024,
+            connectionLimit: Int = 4096,
             bodyHighWater: Int = 256 << 10,
             discardLimit: Int = 8 << 20,
             headerTimeoutSeconds: Int = 30,
@@ -55,6 +60,7 @@ public final class MicroHTTPDServer: Sendable {
             self.connectionTimeoutSeconds = connectionTimeoutSeconds
             self.connectionMemoryLimit = connectionMemoryLimit
             self.listenBacklog = listenBacklog
+            self.connectionLimit = connectionLimit
             self.bodyHighWater = bodyHighWater
             self.discardLimit = discardLimit
             self.headerTimeoutSeconds = headerTimeoutSeconds
@@ -99,6 +105,7 @@ public final class MicroHTTPDServer: Sendable {
             UInt32(clamping: max(1, options.threadCount)),
             max(4096, options.connectionMemoryLimit),
             UInt32(clamping: options.listenBacklog),
+            UInt32(clamping: max(1, options.connectionLimit)),
             onConnectionNotified, contextPointer,
             UInt32(clamping: max(0, options.maxConnectionsPerAddress))
         )

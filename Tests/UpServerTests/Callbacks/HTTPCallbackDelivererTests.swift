@@ -136,6 +136,30 @@ struct HTTPCallbackDelivererTests {
         await target.stop()
     }
 
+    /// Found by scripts/load/run: with a per-host cap on the callback transport, callbacks beyond
+    /// the cap waited for a pooled connection and that wait ran down their timeout, so a burst of
+    /// uploads got 579 "timeout" from a biz-server that answered each callback well in time.
+    /// 80 callbacks at once, each answered after 0.4 s, 1.5 s timeout: all must be delivered
+    /// (queued 16 at a time they would take 5 rounds, 2 s).
+    @Test("a burst of callbacks to one host: each gets the whole timeout, none waits for a connection")
+    func burstToOneHost() async throws {
+        let target = try CallbackTarget()
+        target.answerByDefault(.init(delay: .milliseconds(400)))
+        let sut = deliverer(try UpServer.callbackTransport(), timeout: 1.5)
+        let callback = entry([target.url("/burst")])
+        let outcomes = await withTaskGroup(of: CallbackOutcome.self) { group in
+            for _ in 0..<80 { group.addTask { await sut.deliver(callback) } }
+            var all: [CallbackOutcome] = []
+            for await outcome in group { all.append(outcome) }
+            return all
+        }
+        await target.stop()
+        let failed = outcomes.filter { if case .delivered = $0 { false } else { true } }.count
+        #expect(outcomes.count == 80)
+        #expect(failed == 0, "\(failed) of 80 callbacks not delivered")
+        #expect(target.received.count == 80)
+    }
+
     @Test("transport failures map to short reasons (RecordingTransport)")
     func transportErrors() async {
         let transport = RecordingTransport([
