@@ -19,7 +19,7 @@ import NativeCrypto
 /// | `replay` | `{"maxClockSkewSeconds": 300, "requireSignedDate": false}` |
 /// | `durableWrites` | `true` |
 /// | `threads` | `0` (= number of cores) |
-/// | `headerTimeoutSeconds`, `maxConnectionsPerAddress` | `30`, `0` (no limit) |
+/// | `maxConnections`, `headerTimeoutSeconds`, `maxConnectionsPerAddress` | `4096`, `30`, `0` (no limit) |
 /// | `clients[]` | `id`, `apiKeySHA256` (or `UPGATE_API_KEYS`), `bucket` required; `endUser`, `keyPrefix` (`"{client}/"`), `fsizeMin`, `fsizeLimit`, `mimeLimit`, `tokenLifetimeSeconds` (3600), `insertOnly` (false), `callbackBodyType` (`"form"` or `"json"`), `returnBody`, `vars` ({}) |
 ///
 /// Environment variables override the file, so production secrets never need to be in it:
@@ -56,6 +56,7 @@ extension BizServerConfiguration {
             durableWrites: file.durableWrites ?? true,
             threads: file.threads ?? 0,
             connections: ConnectionLimits(
+                maxConnections: file.maxConnections ?? 4096,
                 headerTimeoutSeconds: file.headerTimeoutSeconds ?? 30,
                 maxConnectionsPerAddress: file.maxConnectionsPerAddress ?? 0)
         )
@@ -116,6 +117,7 @@ extension BizServerConfiguration {
         var replay: ReplayFormat?
         var durableWrites: Bool?
         var threads: Int?
+        var maxConnections: Int?
         var headerTimeoutSeconds: Int?
         var maxConnectionsPerAddress: Int?
     }

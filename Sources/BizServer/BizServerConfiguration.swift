@@ -32,8 +32,9 @@ public struct BizServerConfiguration: Sendable {
     public var durableWrites: Bool
     /// MHD worker threads. Default: the number of cores.
     public var threads: Int
-    /// Slow-loris defences: the request-head deadline (30 s) and connections per address (no
-    /// limit). JSON keys `headerTimeoutSeconds`, `maxConnectionsPerAddress`.
+    /// Connection limits: at most 4096 at once, a request-head deadline of 30 s and no limit per
+    /// address (slow-loris defences). JSON keys `maxConnections`, `headerTimeoutSeconds`,
+    /// `maxConnectionsPerAddress`.
     public var connections: ConnectionLimits
 
     /// Creates a configuration; every parameter has the documented default.

@@ -19,7 +19,7 @@ public import Foundation
 /// | `callback` | `{"scheme": "qbox", "timeoutSeconds": 5, "maxRetries": 12, "retryBaseDelaySeconds": 5, "retryMaxDelaySeconds": 3600}` |
 /// | `sweepIntervalSeconds` | `300` |
 /// | `threads` | `0` (= cores) |
-/// | `headerTimeoutSeconds`, `maxConnectionsPerAddress` | `30`, `0` (no limit) |
+/// | `maxConnections`, `headerTimeoutSeconds`, `maxConnectionsPerAddress` | `4096`, `30`, `0` (no limit) |
 ///
 /// Environment overrides: `UPGATE_ACCESS_KEY` + `UPGATE_SECRET_KEY` (replace the key list with
 /// that one pair), `UPGATE_UP_PUBLIC_BASE_URL`, `UPGATE_CTX_SECRET`.
@@ -48,6 +48,7 @@ extension UpServerConfiguration {
             syncEveryChunk: file.syncEveryChunk ?? false, callback: callback,
             sweepIntervalSeconds: file.sweepIntervalSeconds ?? 300, threads: file.threads ?? 0,
             connections: ConnectionLimits(
+                maxConnections: file.maxConnections ?? 4096,
                 headerTimeoutSeconds: file.headerTimeoutSeconds ?? 30,
                 maxConnectionsPerAddress: file.maxConnectionsPerAddress ?? 0))
         if let accessKey = environment["UPGATE_ACCESS_KEY"], let secretKey = environment["UPGATE_SECRET_KEY"],
@@ -86,6 +87,7 @@ extension UpServerConfiguration {
         var callback: CallbackFormat?
         var sweepIntervalSeconds: Int64?
         var threads: Int?
+        var maxConnections: Int?
         var headerTimeoutSeconds: Int?
         var maxConnectionsPerAddress: Int?
     }

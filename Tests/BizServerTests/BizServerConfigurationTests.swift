@@ -1,5 +1,6 @@
 import BizServer
 import Foundation
+import HTTPKit
 import Testing
 
 @Suite("BizServerConfiguration")
@@ -35,6 +36,15 @@ struct BizServerConfigurationTests {
         #expect(configuration.clients[0].resolvedKeyPrefix == "app/")
     }
 
+    @Test func connectionLimitsComeFromTheFileWithTheDocumentedDefaults() throws {
+        let defaults = try BizServerConfiguration.load(json: Data(#"{"accessKey":"a","secretKey":"s"}"#.utf8), environment: [:])
+        #expect(defaults.connections == ConnectionLimits(maxConnections: 4096, headerTimeoutSeconds: 30, maxConnectionsPerAddress: 0))
+        let set = try BizServerConfiguration.load(
+            json: Data(#"{"accessKey":"a","secretKey":"s","maxConnections":100,"headerTimeoutSeconds":5,"maxConnectionsPerAddress":8}"#.utf8),
+            environment: [:])
+        #expect(set.connections == ConnectionLimits(maxConnections: 100, headerTimeoutSeconds: 5, maxConnectionsPerAddress: 8))
+    }
+
     @Test func apiKeyHashIsHexSHA256() {
         // echo -n dev-api-key | sha256sum
         #expect(
@@ -48,6 +58,8 @@ struct BizServerConfigurationTests {
         (#"{"accessKey":"a","secretKey":"s","clients":[{"id":"c","bucket":"b","apiKeySHA256":"xyz"}]}"#, "64 hex"),
         (#"{"accessKey":"a","secretKey":"s","clients":[{"id":"c","bucket":"b","apiKeySHA256":"\#(String(repeating: "a", count: 64))","tokenLifetimeSeconds":90000}]}"#, "24 h"),
         (#"{"accessKey":"a","secretKey":"s","port":"x"}"#, "port"),
+        (#"{"accessKey":"a","secretKey":"s","headerTimeoutSeconds":-1}"#, "headerTimeoutSeconds"),
+        (#"{"accessKey":"a","secretKey":"s","maxConnections":0}"#, "maxConnections"),
     ])
     func validationNamesTheBadSetting(json: String, fragment: String) {
         do {
