@@ -22,6 +22,9 @@ public struct CurlError: Error, Hashable, Sendable, CustomStringConvertible {
         public static let couldntResolveHost = Code(rawValue: 6)
         /// `CURLE_COULDNT_CONNECT` (7): refused or unreachable.
         public static let couldntConnect = Code(rawValue: 7)
+        /// `CURLE_PARTIAL_FILE` (18): the connection closed before the whole response arrived
+        /// (also reported by this wrapper for a response cut inside its head).
+        public static let partialFile = Code(rawValue: 18)
         /// `CURLE_WRITE_ERROR` (23).
         public static let writeError = Code(rawValue: 23)
         /// `CURLE_READ_ERROR` (26): the request body could not be read.

@@ -41,12 +41,16 @@ extension CurlTransfer {
     }
 
     /// One header line, CRLF included. A status line starts a new response (after a 1xx), so the
-    /// fields kept are always those of the final one; folded lines (obs-fold) join the previous.
+    /// fields kept are always those of the final one; folded lines (obs-fold) join the previous;
+    /// the blank line marks the head complete.
     func receiveHeaderLine(_ line: String) {
         var text = Substring(line)
         while let last = text.last, last == "\r" || last == "\n" || last == "\r\n" { text = text.dropLast() }
         if text.hasPrefix("HTTP/") {
             responseHeaders = []
+            responseHeadComplete = false
+        } else if text.isEmpty {
+            responseHeadComplete = true
         } else if let first = text.first, first == " " || first == "\t" {
             guard !responseHeaders.isEmpty else { return }
             responseHeaders[responseHeaders.count - 1].value += " " + Self.trimmed(text)

@@ -34,6 +34,10 @@ import Glibc
     // Response (filled by the WRITEFUNCTION / HEADERFUNCTION callbacks).
     var responseHeaders: [(name: String, value: String)] = []
     var responseBody: [UInt8] = []
+    /// Whether the blank line ending the (last) response's head arrived. libcurl reports success
+    /// when the connection closes after the status line but inside the header fields, with no
+    /// body: such a response is cut, not complete.
+    var responseHeadComplete = false
     let maxResponseBytes: Int
     var exceededResponseLimit = false
 
@@ -90,6 +94,12 @@ import Glibc
         var status = 0, connects = 0
         var sent: curl_off_t = 0
         _ = unsafe ccurl_easy_getinfo_long(easy, CURLINFO_RESPONSE_CODE, &status)
+        guard responseHeadComplete else {
+            // Found by scripts/chaos/net-fault: a reply cut after "HTTP/1.1 200 OK\r\n" came back
+            // as a complete 200 with no body, which the upload client took as a final answer.
+            return deliver(.failure(CurlError(
+                code: .partialFile, message: "the connection closed inside the response head (status \(status))")))
+        }
         _ = unsafe ccurl_easy_getinfo_long(easy, CURLINFO_NUM_CONNECTS, &connects)
         _ = unsafe ccurl_easy_getinfo_off_t(easy, CURLINFO_SIZE_UPLOAD_T, &sent)
         // libcurl's last progress call may precede the final write; report the end explicitly.

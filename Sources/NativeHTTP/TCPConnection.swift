@@ -38,6 +38,11 @@ public final class TCPConnection {
         descriptor = fd
     }
 
+    /// Takes over an accepted socket (``TCPListener/accept(timeoutMilliseconds:)``).
+    init(descriptor: Int32) {
+        self.descriptor = descriptor
+    }
+
     deinit { close() }
 
     /// Writes all of `bytes`, blocking as needed.
@@ -90,6 +95,65 @@ public final class TCPConnection {
     }
 
     /// Closes the socket; further calls fail. Idempotent.
+    public func close() {
+        if descriptor >= 0 {
+            _ = Glibc.close(descriptor)
+            descriptor = -1
+        }
+    }
+}
+
+/// A tiny blocking IPv4 TCP server for tests: listens on a free loopback port and accepts
+/// connections as ``TCPConnection``s, so a test can play a server that sends exactly the bytes it
+/// wants (a reply cut inside its head, a reset) to a client under test.
+public final class TCPListener {
+    private var descriptor: Int32
+    /// The bound port.
+    public let port: Int
+
+    /// Listens on `127.0.0.1` on a free port.
+    public init() throws(TCPConnectionError) {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw .failed("socket", errno) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = 0
+        address.sin_addr.s_addr = in_addr_t(0x7F00_0001).bigEndian
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = unsafe withUnsafeMutablePointer(to: &address) { pointer in
+            unsafe pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                unsafe bind(fd, $0, length) == 0 && listen(fd, 16) == 0 && getsockname(fd, $0, &length) == 0
+            }
+        }
+        guard bound else {
+            let code = errno
+            _ = Glibc.close(fd)
+            throw .failed("bind/listen", code)
+        }
+        descriptor = fd
+        port = Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    deinit { close() }
+
+    /// The next connection; throws ``TCPConnectionError/timedOut`` if none came in time.
+    public func accept(timeoutMilliseconds: Int = 5000) throws(TCPConnectionError) -> TCPConnection {
+        var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+        while true {
+            let ready = unsafe poll(&poller, 1, Int32(clamping: timeoutMilliseconds))
+            if ready < 0 {
+                if errno == EINTR { continue }
+                throw .failed("poll", errno)
+            }
+            if ready == 0 { throw .timedOut }
+            break
+        }
+        let fd = unsafe Glibc.accept(descriptor, nil, nil)
+        guard fd >= 0 else { throw .failed("accept", errno) }
+        return TCPConnection(descriptor: fd)
+    }
+
+    /// Stops listening. Idempotent.
     public func close() {
         if descriptor >= 0 {
             _ = Glibc.close(descriptor)

@@ -24,6 +24,8 @@ struct PutCommand {
         if let concurrency = options.concurrency { configuration.concurrency = concurrency }
         if let chunkSize = options.chunkSize { configuration.chunkSize = chunkSize }
         if let partSize = options.partSize { configuration.partSize = partSize }
+        if let timeout = options.requestTimeout { configuration.requestTimeout = timeout }
+        if let retries = options.maxRetries { configuration.maxRetries = retries }
         let client = UploadClient(configuration: configuration, transport: transport)
         let request = UploadRequest(
             filePath: options.absoluteFile, key: options.key, token: options.tokenSource, checkpointPath: checkpoint)
@@ -33,7 +35,8 @@ struct PutCommand {
             Console.err("up-cli: \(options.absoluteFile) (\(ByteSize.format(size))) → key \(options.key ?? "<from token>")")
             Console.err("up-cli: up hosts \(upHosts.isEmpty ? "from biz-server" : upHosts.joined(separator: ", ")); protocol \(options.protocolChoice.rawValue), "
                 + "concurrency \(configuration.concurrency), chunk \(ByteSize.format(Int64(configuration.chunkSize))), "
-                + "part \(ByteSize.format(Int64(configuration.partSize)))"
+                + "part \(ByteSize.format(Int64(configuration.partSize))), "
+                + "timeout \(PutCommand.decimal(configuration.requestTimeout.seconds, places: 1)) s, retries \(configuration.maxRetries)"
                 + (options.limitRate.map { ", limit \(ByteSize.format($0))/s" } ?? ""))
             Console.err("up-cli: checkpoint \(checkpoint ?? "none")" + (resumable ? " (found: resuming)" : ""))
         }

@@ -15,7 +15,7 @@ struct PutOptions {
     /// Option names that take a value.
     static let valueOptions: Set<String> = [
         "key", "biz", "api-key", "token", "up-host", "concurrency", "chunk-size", "part-size", "protocol",
-        "checkpoint", "limit-rate",
+        "checkpoint", "limit-rate", "timeout", "retries",
     ]
     /// Flags.
     static let flagOptions: Set<String> = ["no-checkpoint", "json", "verbose", "help"]
@@ -35,6 +35,10 @@ struct PutOptions {
     var checkpointPath: String?
     var noCheckpoint = false
     var limitRate: Int64?
+    /// `--timeout`: the time allowed for one request.
+    var requestTimeout: Duration?
+    /// `--retries`: retries per request after the first attempt.
+    var maxRetries: Int?
     var json = false
     var verbose = false
 
@@ -80,6 +84,16 @@ struct PutOptions {
         chunkSize = try Self.size(arguments, "chunk-size", 1 << 10, 4 << 20, "1K-4M").map { Int($0) }
         partSize = try Self.size(arguments, "part-size", 1 << 20, 1 << 30, "1M-1G").map { Int($0) }
         limitRate = try Self.size(arguments, "limit-rate", 1 << 10, Int64.max, "at least 1K")
+        if let text = arguments.value("timeout") {
+            guard let seconds = Double(text.trimmingWhitespace()), seconds.isFinite, seconds >= 0.1, seconds <= 86_400 else {
+                throw .usage("--timeout must be seconds, 0.1-86400 (e.g. 5, 2.5), got '\(text)'")
+            }
+            requestTimeout = .milliseconds(Int64((seconds * 1000).rounded()))
+        }
+        if let text = arguments.value("retries") {
+            guard let n = Int(text), (0...100).contains(n) else { throw .usage("--retries must be 0-100, got '\(text)'") }
+            maxRetries = n
+        }
         if let text = arguments.value("protocol") {
             switch text {
             case "auto", "automatic": protocolChoice = .automatic

@@ -5,7 +5,8 @@ let usage = """
     USAGE:
       up-cli put FILE [--key K] [--biz URL --api-key K | --token T] [--up-host URL ...]
                  [--concurrency N] [--chunk-size S] [--part-size S] [--protocol form|v1|v2|auto]
-                 [--checkpoint PATH | --no-checkpoint] [--limit-rate S] [--json] [--verbose]
+                 [--checkpoint PATH | --no-checkpoint] [--limit-rate S] [--timeout SEC] [--retries N]
+                 [--json] [--verbose]
       up-cli etag FILE
       up-cli abort FILE [--key K] [--biz URL --api-key K | --token T] [--up-host URL ...] [--checkpoint PATH]
 
@@ -32,6 +33,10 @@ let usage = """
                          ~/.local/state/upgate, one file per FILE + key + target)
       --no-checkpoint    keep no resume record: an interrupted upload starts over
       --limit-rate S     send at most S bytes per second (e.g. 16M); default unlimited
+      --timeout SEC      the time allowed for one request, body included (e.g. 5, 2.5); a stalled
+                         request fails after it and is retried (default 60)
+      --retries N        retries per request after the first attempt, 0-100, on network errors,
+                         408, 429 and retryable 5xx, with backoff from 0.5 s doubling (default 3)
       --json             JSON lines on standard output (also when standard output is not a
                          terminal): {"event":"progress",...} at most 5 per second, then
                          {"event":"done",...} with the server's reply

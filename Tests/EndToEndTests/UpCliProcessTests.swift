@@ -1,6 +1,8 @@
 import Basics
 import BizServer
 import Foundation
+import HTTPKit
+import Synchronization
 import TestSupport
 import Testing
 import UpCore
@@ -93,6 +95,45 @@ struct UpCliProcessTests {
         let skipped = done["bytesSkipped"]?.int64Value ?? 0
         #expect(skipped >= Int64(Self.fileSize / 4), "only \(skipped) bytes skipped")
         #expect(done["hash"]?.stringValue == Etag.of(try Data(contentsOf: URL(fileURLWithPath: file))))
+    }
+}
+
+/// `--timeout` and `--retries` (scripts/chaos/net-fault needs a stall noticed in seconds, not
+/// after the 60 s default): against an up host that takes every request and never answers, `put`
+/// sends the request 1 + retries times, each given up after the timeout, then exits 1 as a
+/// network failure.
+@Suite("up-cli as a process: --timeout and --retries", .serialized)
+struct UpCliTimeoutTests {
+    @Test func aStalledUpHostIsGivenUpAfterTimeoutTimesTries() async throws {
+        try await Chain.run { chain in
+            let hits = Mutex(0)
+            var router = Router()
+            router.post("/mkblk/:size") { _, _ in
+                hits.withLock { $0 += 1 }
+                try await Task.sleep(for: .seconds(30))
+                return Response()
+            }
+            let server = HTTPServer(
+                configuration: .init(threadCount: 2, handlerTimeout: .seconds(60), shutdownGracePeriod: .milliseconds(200)),
+                router: router, logger: Logger(label: "stalled", sink: LogSink.memory()))
+            let port = try server.start()
+            let file = try chain.makeFile(named: "stalled.bin", size: 1000, seed: 3)
+            let started = ContinuousClock.now
+            let run = try chain.launch(
+                ["put", file, "--key", "demo/stalled.bin", "--biz", chain.bizURL, "--api-key", "dev-api-key",
+                 "--up-host", "http://127.0.0.1:\(port)", "--protocol", "v1", "--no-checkpoint", "--json",
+                 "--timeout", "1", "--retries", "2"],
+                output: "stalled.jsonl")
+            let status = await run.exitStatus()
+            let elapsed = ContinuousClock.now - started
+            await server.shutdown()
+            let details = run.output() + "\n" + run.errors()
+            #expect(status == 1, "\(details)")
+            #expect(run.event("error")?["kind"]?.stringValue == "network", "\(details)")
+            #expect(hits.withLock { $0 } == 3, "requests seen: \(hits.withLock { $0 })")
+            // 3 timeouts of 1 s plus two backoffs (0.25-0.5 s, 0.5-1 s); the 60 s default would be 180 s.
+            #expect(elapsed >= .seconds(3) && elapsed < .seconds(20), "took \(elapsed)")
+        }
     }
 }
 

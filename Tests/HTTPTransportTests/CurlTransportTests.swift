@@ -1,6 +1,8 @@
 import Foundation
 import HTTPKit
 import HTTPTransport
+import NativeHTTP
+import TestSupport
 import Testing
 
 /// Round trips, headers and failures of ``CurlTransport`` against a live loopback server.
@@ -110,6 +112,49 @@ import Testing
             _ = try await transport.send(TransportRequest(method: "GET", url: "http://127.0.0.1:\(closedPort)/"))
         }
         #expect(error?.kind == .connect)
+    }
+
+    static let wholeReply = Array(
+        "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 11\r\nX-Reqid: r1\r\n\r\n{\"ok\":true}".utf8)
+
+    /// Found by scripts/chaos/net-fault: libcurl reports success when the connection closes after
+    /// the status line but inside the header fields, so a v2 part reply cut there came back as a
+    /// complete 200 with no body, and the upload client gave up on "reply is not a JSON object"
+    /// instead of retrying. Every cut of the reply must be an error; only the whole reply is a
+    /// response.
+    @Test(arguments: [17, 30, 50, 67, 70, 82, 84, 90, wholeReply.count])
+    func aReplyCutAnywhereIsAnErrorNotAResponse(_ cut: Int) async throws {
+        let (ports, announce) = AsyncStream<Int>.makeStream()
+        let server = Task {
+            try await BlockingIO.run {
+                let listener = try TCPListener()
+                defer { listener.close() }
+                announce.yield(listener.port)
+                let connection = try listener.accept()
+                var request: [UInt8] = []
+                while !request.suffix(4).elementsEqual("\r\n\r\n".utf8) {
+                    let bytes = try connection.read()
+                    if bytes.isEmpty { break }
+                    request += bytes
+                }
+                try connection.write(Self.wholeReply.prefix(cut))
+                connection.close()
+            }
+        }
+        var iterator = ports.makeAsyncIterator()
+        let port = try #require(await iterator.next())
+        let transport = try CurlTransport()
+        var response: TransportResponse?
+        let error = await transportError {
+            response = try await transport.send(TransportRequest(method: "GET", url: "http://127.0.0.1:\(port)/cut"))
+        }
+        try await server.value
+        if cut == Self.wholeReply.count {
+            #expect(error == nil)
+            #expect(response?.status == 200 && response?.text == #"{"ok":true}"#)
+        } else {
+            #expect(error?.kind == .other, "cut at \(cut): \(String(describing: response?.status)) \(String(describing: error))")
+        }
     }
 
     @Test func slowHandlerPastTheTimeoutIsTimeout() async throws {

@@ -46,7 +46,7 @@ struct BputHandler: Sendable {
                 try await append(request, to: blob, context: context)
             }
         } catch is CancellationError {
-            throw UpError(.internalError, detail: "chunk for block \(blob) superseded by a newer request")
+            throw UpError(.chunkSuperseded, detail: "chunk for block \(blob) superseded by a newer request")
         }
     }
 
@@ -103,4 +103,12 @@ struct BputHandler: Sendable {
             record: advanced, blockID: context.blockID, chunkCRC: written.chunkCRC, services: services
         ).response
     }
+}
+
+extension UpError.Code {
+    /// 599 to a bput taken over by a newer request for the same block: its client gave up on it
+    /// (the newer request is typically its retry), so it is no server failure. Same status and
+    /// text as ``internalError`` (the SDKs retry 599); a name of its own keeps it out of the error
+    /// log and apart in the metrics.
+    static let chunkSuperseded = UpError.Code(status: 599, message: "server operation failed", name: "chunk_superseded")
 }

@@ -56,6 +56,8 @@ struct ResumableController: Sendable {
         } catch let error as any HTTPResponseError {
             if let upError = error as? UpError, upError.code == .internalError {
                 context.logger.error("v1 request failed", ["reqid": .string(context.requestID), "error": .string(upError.description)])
+            } else if let upError = error as? UpError, upError.code == .chunkSuperseded {
+                context.logger.info("v1 chunk superseded", ["reqid": .string(context.requestID), "detail": .string(upError.detail)])
             }
             throw error
         } catch let error where RequestBodyStream.isDisconnect(error) || error is CancellationError {
