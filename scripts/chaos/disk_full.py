@@ -7,17 +7,19 @@ that mounts the tmpfs before exec'ing up-server, and the suite reaches the mount
 /proc/<pid>/root. Neither possible: a SKIP line, exit 0 with --allow-skip, else exit 1. The mount
 is always unmounted on exit. biz-server keeps its data on the normal disk.
 
-Each round (1 with --short, 3 by default):
-  fill      a filler file leaves a few MiB free, then v1, v2 and form uploads (up-cli with
-            --biz, so callbacks go through biz-server, each with a checkpoint) start together,
-            several times more bytes than are free; the space runs out;
-  full      a second filler takes the last free page (the disk is at 0 bytes), then probes:
-            form uploads, mkblk, v2 init and part PUTs, straight HTTP; two of the first runs
-            (one v1, one v2) are paused with SIGINT (their checkpoints kept), the rest carry on
-            retrying on their own;
-  free      both fillers are deleted; the first runs still going finish through their retries,
-            the others run again with the same command (checkpoint) and must resume; then a
-            new form, v1 and v2 upload.
+Each round (1 with --short holding the disk full 2 s; 6 by default, holding it 20 s and 3 s in
+turn, so the clients give up in some rounds and ride it out on their retries in others):
+  fill      a filler file leaves a third of the round's bytes free, then v1 and v2 uploads
+            (up-cli with --biz, so callbacks go through biz-server, each with a checkpoint)
+            start, then form uploads; together three times more bytes than are free;
+  full      at up-server's first 503 a hog takes every free page and keeps taking what failed
+            uploads give back (the disk stays at 0 bytes); one running v1 and one v2 upload are
+            paused with SIGINT (checkpoint kept); probes, straight HTTP: form uploads, mkblk,
+            v2 inits until the SQLite index itself is refused, a part per issued id; every
+            acknowledged object is stat'ed and downloaded; then the hold;
+  free      filler and hog file deleted; the first runs still going finish on their retries,
+            every other upload runs the same command again (its checkpoint) until it finishes.
+After the rounds: a new form, v1 and v2 upload.
 Checks: up-server keeps the same pid and answers /healthz throughout; every failing answer is
 `503 {"error":"insufficient storage"}` with Retry-After (no 500/599 anywhere in the access log);
 every object acknowledged (200) before or during the full disk stats with its hash and
@@ -27,8 +29,8 @@ while full still lists its parts; every resumed run resends at most the bytes it
 did not hold, and ends with the file's hash; exactly one biz-server record per finished upload
 and nothing pending or failed in the outbox; after up-server stops, the index passes
 PRAGMA integrity_check and foreign_key_check, every object's segments exist on disk at their
-length, every incomplete block's blob is exactly as long as its acknowledged offset and every
-part's blob as long as the part.
+length, every block's blob is exactly as long as its acknowledged offset, every part's blob as
+long as the part, and no blob file is left that nothing references.
 """
 import argparse
 import errno
@@ -259,7 +261,7 @@ class Job:
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--short", action="store_true", help="1 round on a 48 MiB tmpfs (default: 3 rounds on 128 MiB)")
+    ap.add_argument("--short", action="store_true", help="1 round on a 48 MiB tmpfs (default: 6 rounds on 224 MiB)")
     ap.add_argument("--bin", help="directory of up-server, biz-server, up-cli (default: release build)")
     ap.add_argument("--rounds", type=int)
     ap.add_argument("--mount-mb", type=int)
@@ -272,8 +274,8 @@ def main():
     ap.add_argument("--seed", type=int, default=int(time.time()) % 100000)
     ap.add_argument("--keep", action="store_true")
     args = ap.parse_args()
-    rounds = args.rounds or (1 if args.short else 4)
-    mount_mb = args.mount_mb or (48 if args.short else 160)
+    rounds = args.rounds or (1 if args.short else 6)
+    mount_mb = args.mount_mb or (48 if args.short else 224)
     work = tempfile.mkdtemp(prefix="upgate-chaos-disk-")
     tmpfs = Tmpfs(os.path.join(work, "mnt"), mount_mb)
     import atexit
@@ -352,6 +354,7 @@ def main():
                 jobs.append(Job(f"r{rno}-{i}-{proto}", proto, size, work, args.seed * 1000 + rno * 100 + i, cli, biz,
                                 unit))
             jobs_all += jobs
+            log_mark = os.path.getsize(up.log_path)
             # The resumable ones first, until each holds an acknowledged chunk (so a pause leaves a
             # checkpoint worth resuming) or the space is nearly gone; then the form uploads.
             first = [(job, job.start()) for job in jobs if job.proto != "form"]
@@ -360,10 +363,11 @@ def main():
                     not all(lib.checkpoint_acknowledged(job.checkpoint) > 0 for job, _ in first):
                 time.sleep(0.02)
             first += [(job, job.start()) for job in jobs if job.proto == "form"]
-            # Until the disk is (nearly) full or everything ended.
+            # Until the space runs out (up-server answered its first 503, or the disk is nearly
+            # full) or everything ended.
             deadline = time.time() + 40
-            while time.time() < deadline and tmpfs.free() > 256 << 10 and \
-                    any(run.process.poll() is None for _, run in first):
+            while time.time() < deadline and tmpfs.free() > 256 << 10 and not saw_503(up.log_path, log_mark) \
+                    and any(run.process.poll() is None for _, run in first):
                 time.sleep(0.05)
             lib.log(SUITE, f"{tag}: {tmpfs.free() >> 10} KiB free; topping up")
             hog = Hog(os.path.join(view, f"filler-top-{rno}"))
@@ -371,6 +375,14 @@ def main():
             time.sleep(0.2)
             lib.log(SUITE, f"{tag}: disk full ({hog.taken >> 10} KiB more filler, {tmpfs.free()} bytes free)")
             alive(f"{tag} full")
+            # One v1 and one v2 first run paused (Ctrl-C keeps the checkpoint); the rest carry on.
+            for proto in ("v1", "v2"):
+                running = [(job, run) for job, run in first if job.proto == proto and run.process.poll() is None]
+                # Preferably one whose checkpoint already holds acknowledged bytes.
+                running.sort(key=lambda jr: -lib.checkpoint_acknowledged(jr[0].checkpoint))
+                for job, run in running[:1]:
+                    run.process.send_signal(signal.SIGINT)
+                    job.paused = True
             # Probes while the disk is full.
             full_probes(up, auth, verdicts, acknowledged, v2_ids_while_full, stats, rno, rnd, args.short)
             alive(f"{tag} after probes")
@@ -382,14 +394,6 @@ def main():
             while time.time() < hold_until:
                 time.sleep(min(1.0, max(0.0, hold_until - time.time())))
                 alive(f"{tag} held full")
-            # One v1 and one v2 first run paused (Ctrl-C keeps the checkpoint); the rest carry on.
-            for proto in ("v1", "v2"):
-                running = [(job, run) for job, run in first if job.proto == proto and run.process.poll() is None]
-                # Preferably one whose checkpoint already holds acknowledged bytes.
-                running.sort(key=lambda jr: -lib.checkpoint_acknowledged(jr[0].checkpoint))
-                for job, run in running[:1]:
-                    run.process.send_signal(signal.SIGINT)
-                    job.paused = True
             time.sleep(0.5)
             alive(f"{tag} before free")
             # Free the space.
@@ -574,6 +578,13 @@ def full_probes(up, auth, verdicts, acknowledged, v2_ids, stats, rno, rnd, short
                                 "Content-MD5": hashlib.md5(part).hexdigest()}))
             if not verdicts.judge("v2 part", status, headers, reply):
                 stats["full_503"] += status == 503
+
+
+def saw_503(log_path, offset):
+    """Whether up-server's access log has a 503 after `offset`."""
+    with open(log_path, "rb") as f:
+        f.seek(offset)
+        return b'"status":503' in f.read()
 
 
 def check_objects(up, acknowledged, checks, moment, stats, full):
