@@ -164,6 +164,62 @@ struct InsufficientStorageTests {
         }
     }
 
+    // MARK: After the commit
+
+    /// The object and its outbox entry are committed, the callback delivered, then marking it
+    /// delivered finds the disk full: the upload succeeded and must be answered so. (Found by the
+    /// suite: the v2 client got 503, retried complete, got 612 and uploaded every part again.)
+    @Test func v2CompleteIsAnsweredOnceTheObjectIsStoredAndRepeatsItsAnswer() async throws {
+        let (server, index, _, callbacks) = Self.fullDiskServer()
+        let send = Self.sender(server, callbackUrl: "http://biz.local/cb")
+        let key = MultipartPath(bucket: UpServerHarness.bucket, key: "after-commit.bin", resource: .uploads)
+        let id = try #require((await send(.post, key.path, [])).json["uploadId"] as? String)
+        var path = key
+        path.resource = .part(uploadID: id, partNumber: 1)
+        let part = V1Data.bytes(70_000)
+        let etag = try #require((await send(.put, path.path, part)).json["etag"] as? String)
+        index.refuse([.markDelivered])
+        path.resource = .upload(id: id)
+        let body = Array(#"{"parts":[{"partNumber":1,"etag":"\#(etag)"}]}"#.utf8)
+
+        let first = await send(.post, path.path, body)
+        #expect(first.status == 200)
+        #expect(first.text == #"{"ok":true}"#)
+        #expect(index.refused == 1)
+        #expect(await index.base.object(bucket: UpServerHarness.bucket, key: "after-commit.bin")?.fsize == 70_000)
+        // Not marked delivered: the retrier sends it again later (the receiver deduplicates).
+        #expect(await index.base.listOutbox(state: .pending, limit: 10).count == 1)
+        // A client that lost the answer repeats complete: the first answer, not 612.
+        let again = await send(.post, path.path, body)
+        #expect(again.status == 200)
+        #expect(again.text == #"{"ok":true}"#)
+        #expect(callbacks.sent.count == 1)
+    }
+
+    @Test func formAndMkfileAreAnsweredOnceTheObjectIsStored() async throws {
+        let (server, index, _, callbacks) = Self.fullDiskServer()
+        let send = Self.sender(server, callbackUrl: "http://biz.local/cb")
+        index.refuse([.markDelivered, .recordCompletionResult])
+
+        let ctx = try #require((await send(.post, "/mkblk/3000", V1Data.bytes(3000))).json["ctx"] as? String)
+        let made = await send(.post, V1Paths.mkfile(3000, key: "mk.bin"), Array(ctx.utf8))
+        #expect(made.status == 200)
+        #expect(made.text == #"{"ok":true}"#)
+        // No first result was recorded: a repeated mkfile runs the callback again, still 200.
+        #expect((await send(.post, V1Paths.mkfile(3000, key: "mk.bin"), Array(ctx.utf8))).status == 200)
+
+        callbacks.script(.failed(reason: "biz down"))
+        index.refuse([.markAttemptFailed])
+        let form = FormUploadControllerTests.form(
+            token: Self.token(callbackUrl: "http://biz.local/cb"), fields: [("key", "form.bin")])
+        let stored = await server.router.respond(
+            to: Request(method: .post, target: "/", headers: form.headers, body: form.body),
+            logger: Logger(label: "up-test", sink: LogSink.memory()))
+        #expect(stored.status == 579)  // stored, callback failed: the outbox retries it
+        #expect(await index.base.object(bucket: UpServerHarness.bucket, key: "form.bin") != nil)
+        #expect(index.refused == 4)
+    }
+
     // MARK: File system
 
     /// The real ENOSPC, from `/dev/full` standing in for a blob's file.
@@ -205,10 +261,33 @@ struct InsufficientStorageTests {
         return (server, index, store)
     }
 
-    private static func sender(_ server: UpServer) -> @Sendable (HTTPMethod, String, [UInt8]) async -> Response {
-        let token = UpToken.sign(
-            PutPolicy(scope: UpServerHarness.bucket, deadline: 1_900_003_600), accessKey: UpServerHarness.accessKey,
-            mac: HMACSHA1(key: Array(UpServerHarness.secretKey.utf8)))
+    private static func fullDiskServer() -> (UpServer, FullDiskIndex, InMemoryBlockStore, ScriptedCallbacks) {
+        let configuration = UpServerConfiguration(
+            host: "127.0.0.1", port: 9000, keys: [UpServerHarness.accessKey: UpServerHarness.secretKey],
+            buckets: [UpServerHarness.bucket], contextSecret: "test-context-secret-0123456789", threads: 2)
+        let index = FullDiskIndex()
+        let store = InMemoryBlockStore()
+        let callbacks = ScriptedCallbacks()
+        let server = UpServer(
+            configuration: configuration, index: index, store: store, callbacks: callbacks,
+            contextSecret: Array("test-context-secret-0123456789".utf8), clock: ManualClock(1_900_000_000),
+            logger: Logger(label: "up-test", sink: LogSink.memory()), metrics: Metrics())
+        return (server, index, store, callbacks)
+    }
+
+    private static func token(callbackUrl: String? = nil) -> String {
+        var policy = PutPolicy(scope: UpServerHarness.bucket, deadline: 1_900_003_600)
+        if let callbackUrl {
+            policy.callbackUrl = callbackUrl
+            policy.callbackBody = "key=$(key)&hash=$(etag)"
+        }
+        return UpToken.sign(policy, accessKey: UpServerHarness.accessKey, mac: HMACSHA1(key: Array(UpServerHarness.secretKey.utf8)))
+    }
+
+    private static func sender(
+        _ server: UpServer, callbackUrl: String? = nil
+    ) -> @Sendable (HTTPMethod, String, [UInt8]) async -> Response {
+        let token = Self.token(callbackUrl: callbackUrl)
         return { method, target, body in
             await server.router.respond(
                 to: Request(method: method, target: target, headers: ["Authorization": "UpToken \(token)"], body: body),
