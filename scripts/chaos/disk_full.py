@@ -495,7 +495,7 @@ def main():
                        stats.get("init_503", 0) > 0))
         log_statuses, log_errors = access_log(up.log_path)
         unexpected = {s: n for s, n in log_statuses.items() if s >= 500 and s != 503}
-        checks.append((f"no 500/599 in up-server's access log (statuses {dict(sorted(log_statuses.items()))})",
+        checks.append((f"no 5xx/6xx but 503 in up-server's access log (statuses {dict(sorted(log_statuses.items()))})",
                        not unexpected))
         checks.append((f"no 'handler failed' (unmapped error) in up-server's log ({log_errors[:2]})", not log_errors))
 
