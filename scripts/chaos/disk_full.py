@@ -228,7 +228,7 @@ class Verdicts:
 class Job:
     """One upload by up-cli: its file, key, command and runs."""
 
-    def __init__(self, name, proto, size, work, seed, cli, biz, unit):
+    def __init__(self, name, proto, size, work, seed, cli, biz, unit, rate=None):
         self.name, self.proto, self.size = name, proto, size
         self.path = lib.make_file(os.path.join(work, f"{name}.bin"), size, seed=seed)
         self.sha1 = lib.sha1_file(self.path)
@@ -236,7 +236,11 @@ class Job:
         self.key = f"demo/chaos/disk-full-{seed}-{name}.bin"
         self.checkpoint = os.path.join(work, f"{name}.ckpt.json")
         self.argv = [cli, "put", self.path, "--key", self.key, "--biz", biz.url, "--api-key", lib.API_KEY,
-                     "--checkpoint", self.checkpoint, "--protocol", proto, "--concurrency", "2", "--json"]
+                     "--checkpoint", self.checkpoint, "--protocol", proto, "--json"]
+        # A rate-limited upload, one chunk at a time, is sure to be half-way (acknowledged chunks
+        # in its checkpoint) when the disk fills: the one to pause and resume.
+        self.argv += ["--concurrency", "1", "--limit-rate", str(rate)] if rate else ["--concurrency", "2"]
+        self.pausable = bool(rate)
         if proto == "v1":
             self.argv += ["--chunk-size", str(unit)]
         elif proto == "v2":
@@ -351,8 +355,9 @@ def main():
             jobs = []
             for i, (proto, size) in enumerate(plan):
                 unit = MiB if proto == "v1" else 2 * MiB
+                rate = max(256 << 10, size // 6) if i < 2 else None  # the first v1 and v2: ~6 s each
                 jobs.append(Job(f"r{rno}-{i}-{proto}", proto, size, work, args.seed * 1000 + rno * 100 + i, cli, biz,
-                                unit))
+                                unit, rate))
             jobs_all += jobs
             log_mark = os.path.getsize(up.log_path)
             # The resumable ones first, until each holds an acknowledged chunk (so a pause leaves a
@@ -360,7 +365,7 @@ def main():
             first = [(job, job.start()) for job in jobs if job.proto != "form"]
             deadline = time.time() + 15
             while time.time() < deadline and tmpfs.free() > 2 * MiB and \
-                    not all(lib.checkpoint_acknowledged(job.checkpoint) > 0 for job, _ in first):
+                    not all(lib.checkpoint_acknowledged(job.checkpoint) > 0 for job, _ in first if job.pausable):
                 time.sleep(0.02)
             first += [(job, job.start()) for job in jobs if job.proto == "form"]
             # Until the space runs out (up-server answered its first 503, or the disk is nearly
@@ -378,8 +383,8 @@ def main():
             # One v1 and one v2 first run paused (Ctrl-C keeps the checkpoint); the rest carry on.
             for proto in ("v1", "v2"):
                 running = [(job, run) for job, run in first if job.proto == proto and run.process.poll() is None]
-                # Preferably one whose checkpoint already holds acknowledged bytes.
-                running.sort(key=lambda jr: -lib.checkpoint_acknowledged(jr[0].checkpoint))
+                # The rate-limited one, else one whose checkpoint holds the most acknowledged bytes.
+                running.sort(key=lambda jr: (not jr[0].pausable, -lib.checkpoint_acknowledged(jr[0].checkpoint)))
                 for job, run in running[:1]:
                     run.process.send_signal(signal.SIGINT)
                     job.paused = True
