@@ -12,6 +12,11 @@ public struct NativeFileError: Error, Hashable, Sendable, CustomStringConvertibl
     /// Whether the file (or a directory on its path) does not exist.
     public var isNotFound: Bool { code == ENOENT }
 
+    /// Whether the file system is out of space for the caller: `ENOSPC` (the disk is full) or
+    /// `EDQUOT` (the user's quota is). Nothing is wrong with the file; the call can succeed once
+    /// space is freed.
+    public var isNoSpace: Bool { code == ENOSPC || code == EDQUOT }
+
     /// A readable summary for logs.
     public var description: String { "\(operation) \(path): \(unsafe String(cString: strerror(code))) (errno \(code))" }
 }

@@ -200,7 +200,10 @@ internal import CSQLite3
     /// The one place a result code becomes a Swift error: anything but OK, ROW and DONE throws.
     static func check(_ code: Int32, connection: OpaquePointer?) throws {
         if code == SQLITE_OK || code == SQLITE_ROW || code == SQLITE_DONE { return }
-        throw SQLiteError(code: code, message: unsafe message(code, connection: connection))
+        // The OS errno tells a full disk behind an IOERR (a failed fsync or shm growth) from a
+        // broken one; SQLite keeps it per connection for the last failed call.
+        let systemErrno = unsafe connection.map { unsafe sqlite3_system_errno($0) } ?? 0
+        throw SQLiteError(code: code, message: unsafe message(code, connection: connection), systemErrno: systemErrno)
     }
 
     /// The connection's message if it describes `code`, else SQLite's generic text for the code.

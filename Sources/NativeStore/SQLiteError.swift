@@ -1,3 +1,5 @@
+internal import Glibc
+
 /// A failed SQLite call: the extended result code and SQLite's message.
 ///
 /// Extended codes are enabled on every connection (`sqlite3_extended_result_codes`), so `code` tells
@@ -10,11 +12,14 @@ public struct SQLiteError: Error, Hashable, Sendable, CustomStringConvertible {
     public var code: Int32
     /// SQLite's explanation (`sqlite3_errmsg`), or a message from this wrapper.
     public var message: String
+    /// The `errno` of the OS call behind an I/O failure (`sqlite3_system_errno`), 0 if none.
+    public var systemErrno: Int32
 
-    /// Creates an error with an extended result code and a message.
-    public init(code: Int32, message: String = "") {
+    /// Creates an error with an extended result code, a message and the OS error behind it.
+    public init(code: Int32, message: String = "", systemErrno: Int32 = 0) {
         self.code = code
         self.message = message
+        self.systemErrno = systemErrno
     }
 
     /// The primary result code: the low 8 bits of `code` (19 for every constraint violation).
@@ -31,8 +36,19 @@ public struct SQLiteError: Error, Hashable, Sendable, CustomStringConvertible {
     /// Whether another connection held a lock for longer than the busy timeout.
     public var isBusy: Bool { primaryCode == SQLiteError.busy || primaryCode == SQLiteError.locked }
 
+    /// Whether the disk (or quota, or `max_page_count`) had no room for the change:
+    /// `SQLITE_FULL`, or an I/O error whose OS cause was `ENOSPC`/`EDQUOT` (SQLite reports a
+    /// failed fsync or shared-memory growth as `SQLITE_IOERR_*`). The statement or transaction
+    /// was rolled back; the database is intact and the same change can succeed once space is freed.
+    public var isFull: Bool {
+        primaryCode == SQLiteError.full
+            || (primaryCode == SQLiteError.ioError && (systemErrno == ENOSPC || systemErrno == EDQUOT))
+    }
+
     /// A readable summary for logs.
-    public var description: String { "SQLiteError(\(code)): \(message)" }
+    public var description: String {
+        systemErrno == 0 ? "SQLiteError(\(code)): \(message)" : "SQLiteError(\(code)): \(message) (errno \(systemErrno))"
+    }
 
     /// Errors are equal when their codes are; messages are ignored.
     public static func == (lhs: SQLiteError, rhs: SQLiteError) -> Bool { lhs.code == rhs.code }
@@ -50,6 +66,10 @@ extension SQLiteError {
     public static let busy: Int32 = 5
     /// `SQLITE_LOCKED`.
     public static let locked: Int32 = 6
+    /// `SQLITE_IOERR`, the primary code of every OS-level I/O failure.
+    public static let ioError: Int32 = 10
+    /// `SQLITE_FULL`: the disk is full (or the database reached `max_page_count`).
+    public static let full: Int32 = 13
     /// `SQLITE_CONSTRAINT`, the primary code of every constraint violation.
     public static let constraint: Int32 = 19
     /// `SQLITE_MISMATCH`: also thrown when a column holds another type than the one asked for.

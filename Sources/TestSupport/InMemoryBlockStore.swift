@@ -1,14 +1,18 @@
-public import UpServer
 import Synchronization
+import UpCore
+public import UpServer
 
 /// A `BlockStore` in memory: the twin of `FileBlockStore` for handler tests.
 ///
 /// Same offset rules (a longer blob is truncated to the expected offset, a shorter one is
 /// `missingBytes`); `sync` only counts calls, so tests can check when durability was asked for.
+/// ``capacity`` makes a small disk: an append that does not fit fails as `FileBlockStore`'s does
+/// on a full disk — `UpError(.insufficientStorage)`, the blob left at the expected offset.
 public final class InMemoryBlockStore: BlockStore {
     private struct State {
         var blobs: [BlobID: [UInt8]] = [:]
         var syncs: [BlobID: Int] = [:]
+        var capacity: Int64?
     }
 
     private let state = Mutex(State())
@@ -31,11 +35,28 @@ public final class InMemoryBlockStore: BlockStore {
                 throw BlockStoreError.missingBytes(blob, expected: expectedOffset, actual: Int64(data.count))
             }
             data.removeSubrange(Int(expectedOffset)...)
+            state.blobs[blob] = data  // a failed append is cut back too
+            if let capacity = state.capacity {
+                let used = state.blobs.values.reduce(Int64(0)) { $0 + Int64($1.count) }
+                if used + Int64(bytes.count) > capacity {
+                    throw UpError(.insufficientStorage, detail: "in-memory store: \(used) of \(capacity) bytes used")
+                }
+            }
             data += bytes
             state.blobs[blob] = data
             return Int64(data.count)
         }
     }
+
+    /// Most bytes all blobs may hold together (`nil`: unlimited, the default). Lowering it
+    /// below what is stored keeps the blobs; only appends are refused.
+    public var capacity: Int64? {
+        get { state.withLock { $0.capacity } }
+        set { state.withLock { $0.capacity = newValue } }
+    }
+
+    /// Bytes held by all blobs.
+    public var bytesUsed: Int64 { state.withLock { $0.blobs.values.reduce(Int64(0)) { $0 + Int64($1.count) } } }
 
     /// See `BlockStore.sync(_:)`.
     public func sync(_ blob: BlobID) throws {

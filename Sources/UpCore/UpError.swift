@@ -114,12 +114,21 @@ extension UpError.Code {
     public static let tooFrequent = Self(status: 573, message: "too frequent", name: "too_frequent")
     /// 599: unexpected internal failure (retryable for the SDKs) — §8.
     public static let internalError = Self(status: 599, message: "server operation failed", name: "internal_error")
+    /// 503: the data disk is full (ENOSPC/EDQUOT writing a blob, SQLITE_FULL in the index), so
+    /// nothing of the request was acknowledged. 503 is §8's "unavailable — transient" row: every
+    /// SDK retries it (Python's `need_retry`, §8; one more host in §9.6) and no SDK stops on it
+    /// the way it stops on 579/612/614/701 — exactly right for "the same request succeeds once
+    /// space is freed": acknowledged chunks, parts and objects stay intact, so a client resumes.
+    /// 599 would be retried as well but says "bug"; 507 (WebDAV) is no Qiniu code. Sent with
+    /// `Retry-After` (up-server's `UpError.retryAfterSeconds`). Text is a placeholder.
+    public static let insufficientStorage = Self(
+        status: 503, message: "insufficient storage", name: "insufficient_storage")
 
     /// Every row defined in UpCore, for tests and metric registration.
     public static let all: [UpError.Code] = [
         tokenNotSpecified, badToken, expiredToken, unknownAccessKey, badSignature, noSuchBucket, keyMismatch,
         keyNotInKeyLimit, limitedMimeType, fileTooSmall, fileTooLarge, crc32Mismatch, fileExists, callbackFailed,
         noSuchUploadID, invalidContext, badRequest, fileNotSpecified, invalidJSON, contentMD5Mismatch, tooFrequent,
-        internalError,
+        internalError, insufficientStorage,
     ]
 }

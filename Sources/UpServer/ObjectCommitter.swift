@@ -97,7 +97,9 @@ struct ObjectCommitter: Sendable {
                     policy: policy, variables: variables, key: completion.objectKey, outboxID: nil, callback: callback,
                     now: now)
                 if case .stored(_, let reply) = result {
-                    _ = try await index.recordCompletionResult(completion.key, result: String(decoding: reply, as: UTF8.self))
+                    await bookkeeping("record the mkfile result") {
+                        _ = try await index.recordCompletionResult(completion.key, result: String(decoding: reply, as: UTF8.self))
+                    }
                 }
                 return result
             }
@@ -109,7 +111,9 @@ struct ObjectCommitter: Sendable {
                 policy: policy, variables: variables, key: key, outboxID: outboxID, callback: callback, now: now)
             if let completionKey = request.completionKey, case .stored(_, let reply) = result {
                 // A repeated, finished mkfile answers with this first result, not 701.
-                _ = try await index.recordCompletionResult(completionKey, result: String(decoding: reply, as: UTF8.self))
+                await bookkeeping("record the mkfile result") {
+                    _ = try await index.recordCompletionResult(completionKey, result: String(decoding: reply, as: UTF8.self))
+                }
             }
             return result
         }
@@ -129,7 +133,11 @@ struct ObjectCommitter: Sendable {
         metrics.callbackAttempts.increment()
         switch await callbacks.deliver(callback) {
         case .delivered(let reply):
-            if let outboxID { try await index.markDelivered(outboxID, reply: String(decoding: reply, as: UTF8.self)) }
+            if let outboxID {
+                await bookkeeping("mark the callback delivered") {
+                    try await index.markDelivered(outboxID, reply: String(decoding: reply, as: UTF8.self))
+                }
+            }
             if policy.fetchesKeyFromCallback {
                 return try await fetchKey(from: reply, policy: policy, key: key)
             }
@@ -138,7 +146,9 @@ struct ObjectCommitter: Sendable {
             metrics.callbackFailures.increment()
             if let outboxID {
                 let delay = configuration.callback.retryDelay(afterAttempt: 1)
-                try await index.markAttemptFailed(outboxID, error: reason, nextAttemptAt: delay.map { now + $0 })
+                await bookkeeping("record the failed callback attempt") {
+                    try await index.markAttemptFailed(outboxID, error: reason, nextAttemptAt: delay.map { now + $0 })
+                }
             }
             logger.warning("callback failed", ["bucket": .string(policy.bucket), "key": .string(key), "reason": .string(reason)])
             return .callbackFailed(key: key, reason: reason)
@@ -185,6 +195,21 @@ struct ObjectCommitter: Sendable {
             contentType: isJSON ? "application/json" : QBoxSignature.formContentType,
             // "<scheme>:<AccessKey>": the callback is signed with the key that signed the token.
             authScheme: configuration.callback.scheme.rawValue + ":" + accessKey, firstAttemptAt: now)
+    }
+
+    /// An index write after the object's transaction committed: the object, its completion and
+    /// its outbox entry are stored, so a failure here (typically a full disk: 503) must not turn
+    /// the answer into an error — the client would retry an upload that succeeded, and a v2
+    /// complete would find its id completed and get 612, losing its parts. What is lost is
+    /// harmless: an entry not marked delivered stays pending and the outbox retrier delivers it
+    /// again (the receiver deduplicates); a failed attempt not recorded is retried at once; an
+    /// mkfile result not recorded makes a repeated mkfile run the callback again.
+    private func bookkeeping(_ what: String, _ write: () async throws -> Void) async {
+        do {
+            try await write()
+        } catch {
+            logger.warning("after the object was stored, could not \(what)", ["error": .string("\(error)")])
+        }
     }
 
     /// Deletes blobs a replaced object no longer uses; best effort (the sweeper finds leftovers).

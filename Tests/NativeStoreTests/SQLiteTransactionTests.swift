@@ -74,3 +74,51 @@ import Testing
         #expect(try reader.query("SELECT x FROM t") == [SQLiteRow(values: [1])])
     }
 }
+
+/// A full disk inside a transaction (issue 5, disk-full suite): SQLITE_FULL must roll the whole
+/// transaction back and leave a sound database that takes the same change once there is room.
+/// `max_page_count` gives a real SQLITE_FULL without filling a real disk.
+@Suite struct SQLiteFullTests {
+    @Test func aFullDatabaseRollsTheTransactionBackAndTakesTheChangeOnceThereIsRoom() throws {
+        let file = TemporaryDatabase()
+        defer { file.remove() }
+        let db = try SQLiteDatabase(path: file.path)
+        try db.execute("CREATE TABLE t (id INTEGER PRIMARY KEY, payload BLOB NOT NULL)")
+        try db.run("INSERT INTO t (payload) VALUES (?)", [.blob([1, 2, 3])])
+        let pages = try db.query("PRAGMA page_count")[0].integer(0)
+        try db.execute("PRAGMA max_page_count = \(pages + 2)")
+
+        let payload = [UInt8](repeating: 0xA5, count: 64 * 1024)  // 16 pages: cannot fit
+        var caught: SQLiteError?
+        do {
+            try db.transaction {
+                try db.run("INSERT INTO t (payload) VALUES (?)", [.blob([4])])
+                try db.run("INSERT INTO t (payload) VALUES (?)", [.blob(payload)])
+            }
+        } catch let error as SQLiteError {
+            caught = error
+        }
+        #expect(caught?.primaryCode == SQLiteError.full)
+        #expect(caught?.isFull == true)
+        #expect(!db.isInTransaction)
+        // Nothing of the failed transaction, everything from before, and a sound file.
+        #expect(try db.query("SELECT count(*) FROM t")[0].integer(0) == 1)
+        #expect(try db.query("PRAGMA integrity_check")[0].text(0) == "ok")
+
+        try db.execute("PRAGMA max_page_count = 1000000")
+        try db.transaction {
+            try db.run("INSERT INTO t (payload) VALUES (?)", [.blob([4])])
+            try db.run("INSERT INTO t (payload) VALUES (?)", [.blob(payload)])
+        }
+        #expect(try db.query("SELECT count(*) FROM t")[0].integer(0) == 3)
+    }
+
+    @Test func anIOErrorIsFullOnlyWhenTheDiskWasOutOfSpace() {
+        #expect(SQLiteError(code: SQLiteError.full).isFull)
+        // SQLITE_IOERR_FSYNC (1034) / SQLITE_IOERR_SHMSIZE (4874) with errno ENOSPC (28), EDQUOT (122).
+        #expect(SQLiteError(code: 1034, systemErrno: 28).isFull)
+        #expect(SQLiteError(code: 4874, systemErrno: 122).isFull)
+        #expect(!SQLiteError(code: 1034, systemErrno: 5).isFull)  // EIO: a broken disk, not a full one
+        #expect(!SQLiteError(code: SQLiteError.constraintUnique, systemErrno: 28).isFull)
+    }
+}

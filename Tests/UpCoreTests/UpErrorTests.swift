@@ -13,6 +13,7 @@ struct UpErrorTests {
         (.noSuchUploadID, 612, "no such uploadId"), (.invalidContext, 701, "invalid ctx"),
         (.badRequest, 400, "bad request"), (.fileNotSpecified, 400, "file is not specified in multipart"),
         (.internalError, 599, "server operation failed"), (.tooFrequent, 573, "too frequent"),
+        (.insufficientStorage, 503, "insufficient storage"),
     ]
 
     @Test("Statuses and client texts follow §8", arguments: table)

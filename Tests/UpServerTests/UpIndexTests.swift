@@ -50,6 +50,35 @@ func callback(at time: Int64 = 100, urls: [String] = ["http://biz.local/cb"]) ->
         #expect(try await !index.rewindBlock(BlobID.random(), from: 8, to: 2, crc32: 22))
     }
 
+    /// mkblk's one index write: the row is born holding its first chunk (a full disk between a
+    /// create and an advance would otherwise leave an empty row whose blob mkblk removed).
+    @Test(arguments: IndexKind.allCases)
+    func aBlockCanBeCreatedHoldingItsFirstChunk(kind: IndexKind) async throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let index = try kind.make(directory)
+        let partial = BlobID.random()
+        let created = try await index.createBlock(
+            partial, blockSize: 8, received: 5, crc32: 55, sha1: nil, expiresAt: 500, createdAt: 100)
+        #expect(created == BlockRecord(blob: partial, blockSize: 8, offset: 5, crc32: 55, expiresAt: 500, createdAt: 100))
+        #expect(try await index.block(partial) == created)
+        #expect(try await index.advanceBlock(partial, from: 5, to: 8, crc32: 88, sha1: SHA1.hash([8])))
+
+        let whole = BlobID.random()
+        _ = try await index.createBlock(
+            whole, blockSize: 4, received: 4, crc32: 44, sha1: SHA1.hash([4]), expiresAt: 500, createdAt: 100)
+        #expect(try await index.block(whole)?.isComplete == true)
+        // The same rules as an advance from 0: a complete block carries its SHA-1, no other does.
+        await #expect(throws: UpIndexError.self) {
+            _ = try await index.createBlock(
+                BlobID.random(), blockSize: 4, received: 4, crc32: 0, sha1: nil, expiresAt: 500, createdAt: 100)
+        }
+        await #expect(throws: UpIndexError.self) {
+            _ = try await index.createBlock(
+                BlobID.random(), blockSize: 4, received: 5, crc32: 0, sha1: nil, expiresAt: 500, createdAt: 100)
+        }
+    }
+
     @Test(arguments: IndexKind.allCases)
     func blockAdvanceIsACompareAndSet(kind: IndexKind) async throws {
         let directory = TemporaryDirectory()

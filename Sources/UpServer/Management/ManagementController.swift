@@ -56,6 +56,12 @@ struct ManagementController: Sendable {
         do {
             body = try await ObjectDownload(store: services.store).body(for: object)
         } catch {
+            if InsufficientStorage.isNoSpace(error) {
+                // A large multi-segment object is joined in a scratch file on the data disk
+                // (ObjectDownload): with that disk full, the object is intact but cannot be
+                // served until space returns — the same retryable 503 as an upload gets.
+                throw UpError.insufficientStorage("download \(object.bucket):\(object.key): \(error)")
+            }
             services.logger.error("download: cannot read object", [
                 "bucket": .string(object.bucket), "key": .string(object.key), "error": .string("\(error)"),
             ])

@@ -8,10 +8,14 @@
 /// should hop to a thread of their own first. A blob has one writer at a time: the up-server
 /// serializes chunks of one block with `BlobWriteLocks`, because `append` truncates what lies
 /// past the acknowledged offset and two writers would truncate each other's bytes.
+///
+/// A full disk is no `BlockStoreError`: `create`, `append` and `sync` throw
+/// `UpError(.insufficientStorage)` (503, retryable; see `InsufficientStorage`), and a failed
+/// `append` leaves the blob at `expectedOffset`, as if it had not been called.
 public protocol BlockStore: Sendable {
     /// Creates an empty blob under a new random id.
     ///
-    /// - Throws: `BlockStoreError.io`.
+    /// - Throws: `BlockStoreError.io`; `UpError(.insufficientStorage)` on a full disk.
     func create() throws -> BlobID
 
     /// Appends `bytes` at `expectedOffset`, the length the index says is acknowledged.
@@ -20,15 +24,17 @@ public protocol BlockStore: Sendable {
     /// tail of a write that was never acknowledged (the process died before its reply, or
     /// before the index advanced), so it is truncated to `expectedOffset` first. A blob SHORTER
     /// than `expectedOffset` has lost acknowledged bytes and is an error, never papered over.
+    /// If the write fails (a full disk half-way through), the blob is cut back to
+    /// `expectedOffset`: a failed append leaves no unacknowledged bytes taking space.
     /// - Returns: The new length, `expectedOffset + bytes.count`.
-    /// - Throws: `BlockStoreError.notFound`, `.missingBytes`, `.io`.
+    /// - Throws: `BlockStoreError.notFound`, `.missingBytes`, `.io`; `UpError(.insufficientStorage)`.
     func append(_ bytes: [UInt8], to blob: BlobID, at expectedOffset: Int64) throws -> Int64
 
     /// Makes the blob's bytes durable (fsync of the file and of its directory entry).
     ///
     /// DESIGN.md: blocks are synced when a block completes and when an object is created; a
     /// per-chunk sync is a setting of the store, not of the caller.
-    /// - Throws: `BlockStoreError.notFound`, `.io`.
+    /// - Throws: `BlockStoreError.notFound`, `.io`; `UpError(.insufficientStorage)`.
     func sync(_ blob: BlobID) throws
 
     /// The blob's current length in bytes.

@@ -1,5 +1,7 @@
 /// Why a `BlockStore` call failed. The handlers map these to protocol errors; none of them is
 /// something a client can cause by sending bytes, except `missingBytes` after data loss.
+/// A full disk is not among them: it is `UpError(.insufficientStorage)`, which every handler
+/// answers as it is (see `InsufficientStorage`).
 public enum BlockStoreError: Error, Equatable, Sendable {
     /// There is no blob with this id (never created, or removed).
     case notFound(BlobID)

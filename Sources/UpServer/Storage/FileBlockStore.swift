@@ -1,6 +1,7 @@
 public import Foundation
 import NativeStore
 import Synchronization
+import UpCore
 
 /// The production `BlockStore`: one file per blob at `<dataDir>/blobs/<first 2 hex>/<id>`.
 ///
@@ -59,10 +60,19 @@ public final class FileBlockStore: BlockStore {
         do {
             try FileManager.default.createDirectory(at: shard, withIntermediateDirectories: true)
         } catch {
+            if InsufficientStorage.isNoSpace(error) {
+                throw UpError.insufficientStorage("cannot create shard directory \(shard.path): \(error)")
+            }
             throw BlockStoreError.io(blob, reason: "cannot create shard directory: \(error)")
         }
         let writer = try io(blob) { try NativeFile(path: file.path, create: true) }
-        try io(blob) { try NativeFile.syncDirectory(shard.path) }
+        do {
+            try io(blob) { try NativeFile.syncDirectory(shard.path) }
+        } catch {
+            // Nobody knows this blob yet: do not leave an empty orphan behind.
+            try? FileManager.default.removeItem(at: file)
+            throw error
+        }
         remember(writer, for: blob)
         return blob
     }
@@ -79,8 +89,15 @@ public final class FileBlockStore: BlockStore {
                 // The tail of a write that was never acknowledged (crash before the reply).
                 try writer.truncate(to: expectedOffset)
             }
-            if !bytes.isEmpty { try writer.write(bytes, at: expectedOffset) }
-            if syncEveryAppend { try writer.sync() }
+            do {
+                if !bytes.isEmpty { try writer.write(bytes, at: expectedOffset) }
+                if syncEveryAppend { try writer.sync() }
+            } catch {
+                // A short write (ENOSPC half-way) leaves bytes nobody acknowledged: cut them off
+                // now, so the blob stays at what the index says and a full disk gets them back.
+                try? writer.truncate(to: expectedOffset)
+                throw error
+            }
             return expectedOffset + Int64(bytes.count)
         }
     }
@@ -194,13 +211,17 @@ public final class FileBlockStore: BlockStore {
         }
     }
 
-    /// Runs `body`, turning Foundation's errors into `BlockStoreError.io` and letting ours through.
+    /// Runs `body`, turning a full disk (`ENOSPC`/`EDQUOT`) into `UpError(.insufficientStorage)`
+    /// and other file system errors into `BlockStoreError.io`, and letting ours through.
     private func io<T>(_ blob: BlobID?, _ body: () throws -> T) throws -> T {
         do {
             return try body()
         } catch let error as BlockStoreError {
             throw error
         } catch {
+            if InsufficientStorage.isNoSpace(error) {
+                throw UpError.insufficientStorage("blob \(blob?.hex ?? "-"): \(error)")
+            }
             throw BlockStoreError.io(blob, reason: "\(error)")
         }
     }

@@ -54,11 +54,15 @@ public actor InMemoryUpIndex: UpIndex {
 
     // MARK: Blocks
 
-    /// See `UpIndex.createBlock(_:blockSize:expiresAt:createdAt:)`.
-    public func createBlock(_ blob: BlobID, blockSize: Int64, expiresAt: Int64, createdAt: Int64) throws -> BlockRecord {
-        try UpIndexRules.checkBlockSize(blockSize)
+    /// See `UpIndex.createBlock(_:blockSize:received:crc32:sha1:expiresAt:createdAt:)`.
+    public func createBlock(
+        _ blob: BlobID, blockSize: Int64, received: Int64, crc32: UInt32, sha1: [UInt8]?, expiresAt: Int64,
+        createdAt: Int64
+    ) throws -> BlockRecord {
+        let record = try UpIndexRules.newBlock(
+            blob, blockSize: blockSize, received: received, crc32: crc32, sha1: sha1, expiresAt: expiresAt,
+            createdAt: createdAt)
         guard state.blocks[blob] == nil else { throw UpIndexError.invalidArgument("block \(blob) exists") }
-        let record = BlockRecord(blob: blob, blockSize: blockSize, expiresAt: expiresAt, createdAt: createdAt)
         state.blocks[blob] = record
         return record
     }

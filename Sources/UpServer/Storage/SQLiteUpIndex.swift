@@ -2,6 +2,7 @@ import Dispatch
 public import Foundation
 import NativeStore
 import Synchronization
+import UpCore
 
 /// The production `UpIndex`: one SQLite file, `<dataDir>/index.sqlite3`, in WAL mode with
 /// `synchronous = FULL`, so a commit is on disk before the handler replies ("acknowledged means
@@ -38,10 +39,21 @@ public final class SQLiteUpIndex: UpIndex {
     }
 
     /// Runs `work` on the index's queue with the connection, suspending the caller until it ends.
+    ///
+    /// A full disk (`SQLITE_FULL`, or an I/O error caused by `ENOSPC`) comes out as
+    /// `UpError(.insufficientStorage)`: SQLite has rolled the statement back and
+    /// `SQLiteDatabase.transaction` the transaction, so nothing of `work` is in the index and the
+    /// same call can succeed once space is freed.
     func perform<T: Sendable>(_ work: @escaping @Sendable (SQLiteDatabase) throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
             queue.async {
-                continuation.resume(with: Result { try self.database.withLock { try work($0) } })
+                continuation.resume(with: Result {
+                    do {
+                        return try self.database.withLock { try work($0) }
+                    } catch let error as SQLiteError where error.isFull {
+                        throw UpError.insufficientStorage("index \(self.path): \(error)")
+                    }
+                })
             }
         }
     }
@@ -55,16 +67,21 @@ public final class SQLiteUpIndex: UpIndex {
 
     static let blockColumns = "blob, block_size, received, crc32, sha1, expires_at, created_at"
 
-    /// See `UpIndex.createBlock(_:blockSize:expiresAt:createdAt:)`.
-    public func createBlock(_ blob: BlobID, blockSize: Int64, expiresAt: Int64, createdAt: Int64) async throws
-        -> BlockRecord
-    {
-        try UpIndexRules.checkBlockSize(blockSize)
-        let record = BlockRecord(blob: blob, blockSize: blockSize, expiresAt: expiresAt, createdAt: createdAt)
+    /// See `UpIndex.createBlock(_:blockSize:received:crc32:sha1:expiresAt:createdAt:)`.
+    public func createBlock(
+        _ blob: BlobID, blockSize: Int64, received: Int64, crc32: UInt32, sha1: [UInt8]?, expiresAt: Int64,
+        createdAt: Int64
+    ) async throws -> BlockRecord {
+        let record = try UpIndexRules.newBlock(
+            blob, blockSize: blockSize, received: received, crc32: crc32, sha1: sha1, expiresAt: expiresAt,
+            createdAt: createdAt)
         try await perform { database in
             try database.run(
-                "INSERT INTO blocks (\(Self.blockColumns)) VALUES (?, ?, 0, 0, NULL, ?, ?)",
-                [.text(blob.hex), .integer(blockSize), .integer(expiresAt), .integer(createdAt)])
+                "INSERT INTO blocks (\(Self.blockColumns)) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                [
+                    .text(blob.hex), .integer(blockSize), .integer(received), .integer(Int64(crc32)),
+                    sha1.map { .blob($0) } ?? .null, .integer(expiresAt), .integer(createdAt),
+                ])
         }
         return record
     }

@@ -8,10 +8,19 @@
 public protocol UpIndex: Sendable {
     // MARK: Blocks (qiniu-protocol.md §4.1–4.2)
 
-    /// Records a new, empty block held by `blob`.
+    /// Records a new block held by `blob` whose first `received` bytes are already in the blob
+    /// (mkblk writes its first chunk before the row exists): ONE write, so a full disk or a crash
+    /// leaves no row, or a row with the whole first chunk — never an empty row whose blob is gone.
     ///
-    /// - Throws: `UpIndexError.invalidArgument` unless 1 ≤ `blockSize` ≤ 4194304.
-    func createBlock(_ blob: BlobID, blockSize: Int64, expiresAt: Int64, createdAt: Int64) async throws -> BlockRecord
+    /// - Parameters:
+    ///   - crc32: CRC-32 of the first `received` bytes.
+    ///   - sha1: The block's SHA-1; required exactly when `received == blockSize`.
+    /// - Throws: `UpIndexError.invalidArgument` unless 1 ≤ `blockSize` ≤ 4194304, or for
+    ///   `received`/`sha1` as in `advanceBlock`.
+    func createBlock(
+        _ blob: BlobID, blockSize: Int64, received: Int64, crc32: UInt32, sha1: [UInt8]?, expiresAt: Int64,
+        createdAt: Int64
+    ) async throws -> BlockRecord
 
     /// Moves the block's offset from `expectedOffset` to `newOffset` — compare-and-set, so a
     /// duplicate or concurrent chunk cannot advance it twice.
@@ -147,4 +156,16 @@ public protocol UpIndex: Sendable {
 
     /// Every blob named by any object, block or part (the orphan sweep keeps these).
     func knownBlobs() async throws -> Set<BlobID>
+}
+
+extension UpIndex {
+    /// Records a new, empty block held by `blob`.
+    ///
+    /// - Throws: `UpIndexError.invalidArgument` unless 1 ≤ `blockSize` ≤ 4194304.
+    public func createBlock(_ blob: BlobID, blockSize: Int64, expiresAt: Int64, createdAt: Int64) async throws
+        -> BlockRecord
+    {
+        try await createBlock(
+            blob, blockSize: blockSize, received: 0, crc32: 0, sha1: nil, expiresAt: expiresAt, createdAt: createdAt)
+    }
 }

@@ -9,6 +9,21 @@ enum UpIndexRules {
         }
     }
 
+    /// The record of a new block holding its first `received` bytes, checked like an advance
+    /// from 0.
+    static func newBlock(
+        _ blob: BlobID, blockSize: Int64, received: Int64, crc32: UInt32, sha1: [UInt8]?, expiresAt: Int64,
+        createdAt: Int64
+    ) throws -> BlockRecord {
+        try checkBlockSize(blockSize)
+        var record = BlockRecord(blob: blob, blockSize: blockSize, expiresAt: expiresAt, createdAt: createdAt)
+        try checkAdvance(record, from: 0, to: received, sha1: sha1)
+        record.offset = received
+        record.crc32 = crc32
+        record.sha1 = sha1
+        return record
+    }
+
     static func checkAdvance(_ block: BlockRecord, from expected: Int64, to new: Int64, sha1: [UInt8]?) throws {
         guard expected >= 0, new >= expected, new <= block.blockSize else {
             throw UpIndexError.invalidArgument("offset \(expected)→\(new) in a block of \(block.blockSize)")

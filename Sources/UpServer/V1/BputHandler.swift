@@ -81,27 +81,45 @@ struct BputHandler: Sendable {
         let capacity = record.blockSize - record.offset
         guard capacity > 0 else { throw UpError(.invalidContext, detail: "block \(blob) is already complete") }
         let writer = ChunkWriter(store: services.store, hashes: services.hashes, metrics: services.metrics)
-        let written = try await writer.write(
-            request.bodyStream, to: blob, at: record.offset, capacity: capacity, resumingCRC: record.crc32,
-            overflow: UpError(.invalidContext, detail: "chunk overflows block \(blob) (\(capacity) bytes left)"))
-        let newOffset = record.offset + written.count
-        let sha1 = try await writer.seal(
-            blob, length: newOffset, complete: newOffset == record.blockSize,
-            syncEveryChunk: services.configuration.syncEveryChunk)
-        guard
-            try await services.index.advanceBlock(
+        let written: ChunkWriter.Written
+        let newOffset: Int64
+        let sha1: [UInt8]?
+        let advanced: Bool
+        do {
+            written = try await writer.write(
+                request.bodyStream, to: blob, at: record.offset, capacity: capacity, resumingCRC: record.crc32,
+                overflow: UpError(.invalidContext, detail: "chunk overflows block \(blob) (\(capacity) bytes left)"))
+            newOffset = record.offset + written.count
+            sha1 = try await writer.seal(
+                blob, length: newOffset, complete: newOffset == record.blockSize,
+                syncEveryChunk: services.configuration.syncEveryChunk)
+            advanced = try await services.index.advanceBlock(
                 blob, from: record.offset, to: newOffset, crc32: written.blockCRC, sha1: sha1)
-        else {
+        } catch {
+            await cutBack(blob, to: record.offset)
+            throw error
+        }
+        guard advanced else {
             // Only another node sharing the index can get here (this one holds the write lock).
             throw UpError(.invalidContext, detail: "block \(blob) moved on during the chunk")
         }
-        var advanced = record
-        advanced.offset = newOffset
-        advanced.crc32 = written.blockCRC
-        advanced.sha1 = sha1
+        var moved = record
+        moved.offset = newOffset
+        moved.crc32 = written.blockCRC
+        moved.sha1 = sha1
         return BlockReply.make(
-            record: advanced, blockID: context.blockID, chunkCRC: written.chunkCRC, services: services
+            record: moved, blockID: context.blockID, chunkCRC: written.chunkCRC, services: services
         ).response
+    }
+
+    /// A chunk that failed (a full disk after its first flushes, the index refusing the
+    /// advance, the client gone) leaves bytes past the acknowledged `offset`: cut them off while
+    /// the write lock is still held, so the blob stays what the index says and a full disk gets
+    /// the space back at once, not at the next chunk. Best effort: the next append at `offset`
+    /// truncates anyway.
+    private func cutBack(_ blob: BlobID, to offset: Int64) async {
+        let store = services.store
+        _ = try? await BlockingWork.run { try store.append([], to: blob, at: offset) }
     }
 }
 

@@ -7,7 +7,7 @@ import UpCore
 ///
 /// Order: token (401/631), path (400), size limit (413), then the body is streamed into a fresh
 /// blob; only when every byte is written (and, for a complete block, fsynced and hashed) is the
-/// block row created and advanced, and only then is the ctx issued — "acknowledged means
+/// block row created (holding the chunk), and only then is the ctx issued — "acknowledged means
 /// stored" (DESIGN.md). The row is created after the bytes so a failed or oversized request
 /// leaves no row behind: its blob is removed at once (and a crash in between leaves an orphan
 /// blob, which the orphan sweep finds). No `BlobWriteLocks` are needed: nobody else knows the
@@ -41,24 +41,18 @@ struct MkblkHandler: Sendable {
                 blob, length: written.count, complete: written.count == blockSize,
                 syncEveryChunk: services.configuration.syncEveryChunk)
             let now = services.now
+            // The row is born holding the first chunk: one index write, so a full disk
+            // (insufficient storage) or a crash between two writes cannot leave a row whose blob
+            // this catch has just removed.
             record = try await services.index.createBlock(
-                blob, blockSize: blockSize, expiresAt: now + services.configuration.contextLifetimeSeconds,
-                createdAt: now)
+                blob, blockSize: blockSize, received: written.count, crc32: written.blockCRC, sha1: sha1,
+                expiresAt: now + services.configuration.contextLifetimeSeconds, createdAt: now)
         } catch {
             await discard(blob)
             throw error
         }
-        // A fresh row at offset 0 cannot lose this compare-and-set to anyone.
-        guard
-            try await services.index.advanceBlock(
-                blob, from: 0, to: written.count, crc32: written.blockCRC, sha1: sha1)
-        else { throw UpError(.internalError, detail: "new block \(blob) did not advance") }
-        var advanced = record
-        advanced.offset = written.count
-        advanced.crc32 = written.blockCRC
-        advanced.sha1 = sha1
         return BlockReply.make(
-            record: advanced, blockID: V1Request.blockID(of: blob), chunkCRC: written.chunkCRC, services: services
+            record: record, blockID: V1Request.blockID(of: blob), chunkCRC: written.chunkCRC, services: services
         ).response
     }
 

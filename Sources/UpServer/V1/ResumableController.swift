@@ -47,7 +47,8 @@ struct ResumableController: Sendable {
     }
 
     /// Runs a handler; an error that is not a protocol error (store or index failure) is logged
-    /// and answered `599 server operation failed`, the §8 code the SDKs treat as retryable.
+    /// and answered `599 server operation failed`, the §8 code the SDKs treat as retryable. A
+    /// full disk arrives here already as `503 insufficient storage` (`InsufficientStorage`).
     private static func run(
         _ services: UpServices, _ context: RequestContext, _ body: () async throws -> Response
     ) async throws -> Response {
@@ -58,6 +59,9 @@ struct ResumableController: Sendable {
                 context.logger.error("v1 request failed", ["reqid": .string(context.requestID), "error": .string(upError.description)])
             } else if let upError = error as? UpError, upError.code == .chunkSuperseded {
                 context.logger.info("v1 chunk superseded", ["reqid": .string(context.requestID), "detail": .string(upError.detail)])
+            }
+            if let upError = error as? UpError, upError.code == .insufficientStorage {
+                context.logger.warning("v1 request refused: disk full", ["reqid": .string(context.requestID), "error": .string(upError.description)])
             }
             throw error
         } catch let error where RequestBodyStream.isDisconnect(error) || error is CancellationError {
