@@ -88,11 +88,12 @@ final class FullDiskIndex: UpIndex {
     }
 
     func completeUpload(
-        _ id: String, parts: [PartReference], object: StoredObject, mode: PutMode, callback: NewOutboxEntry?,
-        now: Int64
+        _ id: String, parts: [PartReference], object: StoredObject, mode: PutMode, completion: NewCompletion?,
+        callback: NewOutboxEntry?, now: Int64
     ) async throws -> PutObjectOutcome {
         try check(.completeUpload)
-        return try await base.completeUpload(id, parts: parts, object: object, mode: mode, callback: callback, now: now)
+        return try await base.completeUpload(
+            id, parts: parts, object: object, mode: mode, completion: completion, callback: callback, now: now)
     }
 
     func abortUpload(_ id: String) async throws -> [BlobID] { try await base.abortUpload(id) }
