@@ -69,16 +69,7 @@ public final class TCPConnection {
     /// Reads whatever arrives within `timeoutMilliseconds` (up to `maxBytes`). Returns `[]` at end
     /// of stream; throws ``TCPConnectionError/timedOut`` if nothing arrived in time.
     public func read(maxBytes: Int = 64 << 10, timeoutMilliseconds: Int = 2000) throws(TCPConnectionError) -> [UInt8] {
-        var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
-        while true {
-            let ready = unsafe poll(&poller, 1, Int32(clamping: timeoutMilliseconds))
-            if ready < 0 {
-                if errno == EINTR { continue }
-                throw .failed("poll", errno)
-            }
-            if ready == 0 { throw .timedOut }
-            break
-        }
+        try waitReadable(descriptor, timeoutMilliseconds: timeoutMilliseconds)
         var buffer = [UInt8](repeating: 0, count: max(1, maxBytes))
         let n = unsafe buffer.withUnsafeMutableBytes { unsafe recv(descriptor, $0.baseAddress, $0.count, 0) }
         if n < 0 {
@@ -138,16 +129,7 @@ public final class TCPListener {
 
     /// The next connection; throws ``TCPConnectionError/timedOut`` if none came in time.
     public func accept(timeoutMilliseconds: Int = 5000) throws(TCPConnectionError) -> TCPConnection {
-        var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
-        while true {
-            let ready = unsafe poll(&poller, 1, Int32(clamping: timeoutMilliseconds))
-            if ready < 0 {
-                if errno == EINTR { continue }
-                throw .failed("poll", errno)
-            }
-            if ready == 0 { throw .timedOut }
-            break
-        }
+        try waitReadable(descriptor, timeoutMilliseconds: timeoutMilliseconds)
         let fd = unsafe Glibc.accept(descriptor, nil, nil)
         guard fd >= 0 else { throw .failed("accept", errno) }
         return TCPConnection(descriptor: fd)
@@ -159,6 +141,21 @@ public final class TCPListener {
             _ = Glibc.close(descriptor)
             descriptor = -1
         }
+    }
+}
+
+/// Waits until `descriptor` is readable (data, end of stream, or a pending connection).
+/// - Throws: ``TCPConnectionError/timedOut`` if it is not within `timeoutMilliseconds`.
+private func waitReadable(_ descriptor: Int32, timeoutMilliseconds: Int) throws(TCPConnectionError) {
+    var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+    while true {
+        let ready = unsafe poll(&poller, 1, Int32(clamping: timeoutMilliseconds))
+        if ready < 0 {
+            if errno == EINTR { continue }
+            throw .failed("poll", errno)
+        }
+        if ready == 0 { throw .timedOut }
+        return
     }
 }
 

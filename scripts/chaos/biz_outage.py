@@ -13,7 +13,6 @@ the outbox, and every object stats with the right hash.
 import argparse
 import os
 import random
-import shutil
 import sys
 import tempfile
 import threading
@@ -149,12 +148,7 @@ def main():
         import traceback
         traceback.print_exc()
         checks.append((f"harness error: {e!r}", False))
-    status = lib.summary(SUITE, checks, extra + f" | {time.time() - started:.0f} s, seed {args.seed}")
-    if args.keep or status:
-        print(f"  work directory kept: {work}", flush=True)
-    else:
-        shutil.rmtree(work, ignore_errors=True)
-    return status
+    return lib.finish(SUITE, checks, extra, started, args.seed, work, args.keep)
 
 
 if __name__ == "__main__":

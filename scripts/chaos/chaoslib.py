@@ -412,6 +412,17 @@ def summary(suite, checks, extra=""):
     return 1 if failed else 0
 
 
+def finish(suite, checks, extra, started, seed, work, keep):
+    """The suite's end: its summary line (with duration and seed), then the work directory kept
+    (`--keep`, or on failure, for a look) or removed. Returns the exit status."""
+    status = summary(suite, checks, extra + f" | {time.time() - started:.0f} s, seed {seed}")
+    if keep or status:
+        print(f"  work directory kept: {work}", flush=True)
+    else:
+        shutil.rmtree(work, ignore_errors=True)
+    return status
+
+
 def v2_hash(path, part_size):
     """The hash of a v2 multipart upload with parts of `part_size` (qiniu-protocol.md §7.2): the
     plain etag for the 4 MiB layout, else urlsafe-b64(0x9E + SHA1(digest of every part)), a part's

@@ -10,7 +10,6 @@ again (up-server's bytes-received counter - file size) stay within kills x concu
 import argparse
 import os
 import random
-import shutil
 import signal
 import sys
 import tempfile
@@ -176,12 +175,7 @@ def main():
         checks.append((f"harness error: {e!r}", False))
     for note in notes:
         print(f"  note: {note}", flush=True)
-    status = lib.summary(SUITE, checks, " | ".join(totals) + f" | {time.time() - started:.0f} s, seed {args.seed}")
-    if args.keep or status:
-        print(f"  work directory kept: {work}", flush=True)
-    else:
-        shutil.rmtree(work, ignore_errors=True)
-    return status
+    return lib.finish(SUITE, checks, " | ".join(totals), started, args.seed, work, args.keep)
 
 
 if __name__ == "__main__":

@@ -529,12 +529,7 @@ def main():
             if server:
                 server.stop()
         tmpfs.unmount()
-    status = lib.summary(SUITE, checks, extra + f" | {time.time() - started:.0f} s, seed {args.seed}")
-    if args.keep or status:
-        print(f"  work directory kept: {work}", flush=True)
-    else:
-        shutil.rmtree(work, ignore_errors=True)
-    return status
+    return lib.finish(SUITE, checks, extra, started, args.seed, work, args.keep)
 
 
 def full_probes(up, auth, verdicts, acknowledged, v2_ids, stats, rno, rnd, short):

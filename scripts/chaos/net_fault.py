@@ -29,7 +29,6 @@ import collections
 import os
 import random
 import re
-import shutil
 import signal
 import socket
 import sqlite3
@@ -613,12 +612,7 @@ def main():
             proxy.close()
     for note in notes:
         print(f"  note: {note}", flush=True)
-    status = lib.summary(SUITE, checks, " | ".join(totals) + f" | {time.time() - started:.0f} s, seed {args.seed}")
-    if args.keep or status:
-        print(f"  work directory kept: {work}", flush=True)
-    else:
-        shutil.rmtree(work, ignore_errors=True)
-    return status
+    return lib.finish(SUITE, checks, " | ".join(totals), started, args.seed, work, args.keep)
 
 
 if __name__ == "__main__":

@@ -20,7 +20,6 @@ import argparse
 import hashlib
 import os
 import random
-import shutil
 import sys
 import tempfile
 import threading
@@ -186,13 +185,8 @@ def main():
         import traceback
         traceback.print_exc()
         checks.append((f"harness error: {e!r}", False))
-    status = lib.summary(SUITE, checks, f"{kills} up-server kills; " + ", ".join(notes)
-                         + f" | {time.time() - started:.0f} s, seed {args.seed}")
-    if args.keep or status:
-        print(f"  work directory kept: {work}", flush=True)
-    else:
-        shutil.rmtree(work, ignore_errors=True)
-    return status
+    extra = f"{kills} up-server kills; " + ", ".join(notes)
+    return lib.finish(SUITE, checks, extra, started, args.seed, work, args.keep)
 
 
 def wait_for_chunks(log_path, offset, proto, size, timeout):

@@ -37,7 +37,6 @@ import json
 import os
 import random
 import resource
-import shutil
 import signal
 import subprocess
 import sys
@@ -501,12 +500,7 @@ def main():
     finally:
         if wrk is not None and wrk.poll() is None:
             wrk.kill()
-    status = lib.summary(SUITE, checks, extra + f" | {time.time() - started:.0f} s, seed {args.seed}")
-    if args.keep or status:
-        print(f"  work directory kept: {work}", flush=True)
-    else:
-        shutil.rmtree(work, ignore_errors=True)
-    return status
+    return lib.finish(SUITE, checks, extra, started, args.seed, work, args.keep)
 
 
 if __name__ == "__main__":
