@@ -24,7 +24,10 @@ enum CallbackTarget {
         let body = input.rest()
 
         checkDate(authorization)
-        _ = RequestTarget.of(url: target)
+        let requestTarget = RequestTarget.of(url: target)
+        require(
+            requestTarget == referenceTarget(target),
+            "RequestTarget.of(url: \(show(target))) is \(show(requestTarget)), not \(show(referenceTarget(target)))")
         let verifier = CallbackVerifier(keys: keys)
         func verify(_ authorization: String, body: [UInt8]) -> Result<CallbackVerifier.Verified, UpError> {
             attempt { () throws(UpError) in
@@ -81,6 +84,20 @@ enum CallbackTarget {
         }
     }
 
+    /// The request-target an HTTP client sends for `url`, split by bytes: no fragment; after
+    /// `scheme://authority`, from the first "/" or "?" ("/" prepended to a bare query; "/" when
+    /// neither); text without "://" as is.
+    static func referenceTarget(_ url: String) -> String {
+        var bytes = Array(url.utf8)
+        if let fragment = bytes.firstIndex(of: UInt8(ascii: "#")) { bytes = Array(bytes[..<fragment]) }
+        let scheme = Array("://".utf8)
+        guard let schemeEnd = (0..<max(0, bytes.count - 2)).first(where: { Array(bytes[$0..<($0 + 3)]) == scheme })
+        else { return String(decoding: bytes, as: UTF8.self) }
+        let rest = bytes[(schemeEnd + 3)...]
+        guard let start = rest.firstIndex(where: { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "?") }) else { return "/" }
+        return (bytes[start] == UInt8(ascii: "?") ? "/" : "") + String(decoding: bytes[start...], as: UTF8.self)
+    }
+
     /// `X-Qiniu-Date` parses only canonical text, which formats back the same; formatting
     /// any 0…9999 date parses back.
     static func checkDate(_ text: String) {
@@ -118,6 +135,9 @@ enum CallbackTarget {
                 })
             }
         }
+        seeds.append(input {
+            $0.byte(0); $0.field(""); $0.field("POST"); $0.field("https://u:p@h:8080?q=/a#f/g"); $0.field("h")
+        })
         seeds.append(input {
             $0.byte(1); $0.field(""); $0.field("GET"); $0.field("/v2/query?ak=test-ak&bucket=b"); $0.field("up")
             $0.field(""); $0.byte(2); $0.field("x-qiniu-date"); $0.field("20240229T235959Z"); $0.field("X-Qiniu-")
