@@ -2,7 +2,8 @@
 //
 // Input: one selector byte, then the rest of the path after the selected prefix (selector 7: a
 // raw path; 8: an mkfile body). Every parser sees every path; a parsed path rendered with
-// `.path` parses back to the same value and renders the same text.
+// `.path` parses back to the same value and renders the same text; a ?query never changes a
+// parse; an rs-mkfile entry decodes losslessly.
 @testable import UpCore
 
 enum PathsTarget {
@@ -16,7 +17,16 @@ enum PathsTarget {
             checkBody(rest)
             return
         }
-        let path = prefixes[selector] + String(decoding: rest, as: UTF8.self)
+        let text = String(decoding: rest, as: UTF8.self)
+        // An entry (rs-mkfile) decodes losslessly: it encodes back to the same text, padding aside.
+        let entryText = text.prefix { $0 != "/" }
+        if let entry = EncodedEntryURI.decode(entryText) {
+            let encoded = EncodedEntryURI.encode(bucket: entry.bucket, key: entry.key)
+            require(
+                encoded.filter { $0 != "=" } == entryText.filter { $0 != "=" },
+                "entry \(show(entryText)) decodes to \(show(entry.bucket)), \(entry.key.map(show) ?? "nil")")
+        }
+        let path = prefixes[selector] + text
         roundTrip(path, { (text) throws(UpError) in try MkfilePath.parse(text) }, \.path)
         roundTrip(path, { (text) throws(UpError) in try BputPath.parse(text) }, \.path)
         roundTrip(path, { (text) throws(UpError) in try MkblkPath.parse(text) }, \.path)
