@@ -13,4 +13,11 @@ struct EncodedEntryURITests {
         #expect(bare.bucket == "b" && bare.key == nil)
         #expect(EncodedEntryURI.decode("!!") == nil)
     }
+
+    /// Same defect as PutPolicy.scopeKey (found there by scripts/fuzz/libfuzzer): a combining
+    /// mark right after the colon was dropped from the key.
+    @Test func combiningMarkAfterTheColonStaysInTheKey() throws {
+        let entry = try #require(EncodedEntryURI.decode(EncodedEntryURI.encode(bucket: "b", key: "\u{0301}k")))
+        #expect(entry.bucket == "b" && entry.key == "\u{0301}k")
+    }
 }

@@ -97,4 +97,21 @@ struct MagicVariablesTests {
         let url = MagicVariables.renderCallbackURL("http://h/cb?sha=$(bodySha1)&k=$(key)", body: Array("key=a".utf8))
         #expect(url == "http://h/cb?sha=800aedaa51076f9cda76bb9943480a9e3fd08b77&k=$(key)")
     }
+
+    /// Found by scripts/fuzz/libfuzzer (variables): "\r\n" is one Character, so the Character
+    /// list of name breakers missed a lone "\n" or "\r" and `$(a\nb)` was a variable.
+    @Test func lineBreaksEndAVariableName() {
+        for template in ["$(a\nb)", "$(a\rb)", "$(a\r\nb)", "${x:\"\u{0301})"] {
+            #expect(Self.variables.renderSaveKey(template) == template)
+        }
+        #expect(Self.variables.renderSaveKey("$(key)\n$(key)") == Self.awkwardKey + "\n" + Self.awkwardKey)
+    }
+
+    /// Found by scripts/fuzz/libfuzzer (variables): `${name}` came back as `$(name)`, so the
+    /// callback went to another URL than the policy's.
+    @Test func callbackURLKeepsOtherReferencesAsWritten() {
+        let template = "http://h/cb?a=${key}&b=$(x:y)&c=${bodySha1}&d=$(e"
+        let url = MagicVariables.renderCallbackURL(template, body: Array("key=a".utf8))
+        #expect(url == "http://h/cb?a=${key}&b=$(x:y)&c=800aedaa51076f9cda76bb9943480a9e3fd08b77&d=$(e")
+    }
 }

@@ -37,6 +37,13 @@ struct MkfilePathTests {
         #expect(mkfile.key == "a/b")
     }
 
+    /// Found with the query property of scripts/fuzz/libfuzzer (paths): the query was cut at the first "?" Character,
+    /// and a "?" joined to a combining mark after it, or to U+0600 before it, is not one.
+    @Test func queryIsCutAtTheFirstQuestionMarkByte() throws {
+        #expect(try MkfilePath.parse("/mkfile/5/foo/bar\u{0600}?a=b/c") == MkfilePath.parse("/mkfile/5/foo/bar\u{0600}"))
+        #expect(try MkfilePath.parse("/mkfile/5/key/aGVsbG8udHh0?\u{0301}/x").key == "hello.txt")
+    }
+
     @Test func unknownNamesAreIgnored() throws {
         // The Python SDK copies non-x: params verbatim (§6).
         let mkfile = try MkfilePath.parse("/mkfile/5/y/!!not-b64/x:/Zm9v/x-qn-meta-/Zm9v/key/aw==")

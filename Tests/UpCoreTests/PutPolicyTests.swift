@@ -66,11 +66,21 @@ struct PutPolicyTests {
     @Test(arguments: [
         ("mybucket", "mybucket", nil), ("mybucket:dir/a.txt", "mybucket", "dir/a.txt"), ("mybucket:", "mybucket", ""),
         ("b:a:b", "b", "a:b"),
+        // Found by scripts/fuzz/libfuzzer (policy): a combining mark joins the colon in one
+        // Character, and the scope key lost it.
+        ("b:\u{0616}x", "b", "\u{0616}x"), ("b\u{0301}:\u{0301}", "b\u{0301}", "\u{0301}"),
     ] as [(String, String, String?)])
     func bucketAndScopeKey(scope: String, bucket: String, key: String?) {
         let policy = PutPolicy(scope: scope, deadline: 0)
         #expect(policy.bucket == bucket)
         #expect(policy.scopeKey == key)
+    }
+
+    /// The scope key keeps a leading combining mark, so the token does not authorize the bare key.
+    @Test func combiningMarkAfterTheColonStaysInTheKey() {
+        let policy = PutPolicy(scope: "b:\u{0301}k", deadline: 0)
+        #expect(throws: UpError(.keyMismatch)) { try policy.authorize(key: "k") }
+        #expect(throws: Never.self) { try policy.authorize(key: "\u{0301}k") }
     }
 
     @Test func keyPermissions() {

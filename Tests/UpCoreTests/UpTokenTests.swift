@@ -67,6 +67,14 @@ struct UpTokenTests {
         #expect(throws: UpError(.badToken)) { try UpToken.token(fromAuthorization: nil) }
         #expect(throws: UpError(.badToken)) { try UpToken.token(fromAuthorization: "QBox a:b") }
     }
+
+    /// Found by scripts/fuzz/libfuzzer (policy): a combining mark after "UpToken " joined the
+    /// space in one Character and was dropped with the prefix, so "UpToken \u{0616}a:b:c" read
+    /// as the token "a:b:c".
+    @Test func authorizationHeaderIsCutByBytes() throws {
+        #expect(try UpToken.token(fromAuthorization: "UpToken \u{0616}a:b:c") == "\u{0616}a:b:c")
+        #expect(try UpToken.token(fromAuthorization: "UpToken \u{0301}") == "\u{0301}")
+    }
 }
 
 extension String {

@@ -11,7 +11,9 @@ extension PutPolicy {
     /// `"bucket:"` gives `""`: a token for the empty key only (§1.1, vector 1a'').
     public var scopeKey: String? {
         guard let colon = scope.utf8.firstIndex(of: UInt8(ascii: ":")) else { return nil }
-        return String(scope[scope.index(after: colon)...])
+        // By bytes: `index(after:)` would step over a whole Character, and a combining mark
+        // after the colon joins it in one.
+        return String(decoding: scope.utf8[scope.utf8.index(after: colon)...], as: UTF8.self)
     }
 
     /// Whether an existing object under the key may be replaced (§1.3): never for a

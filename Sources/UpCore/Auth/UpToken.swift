@@ -95,6 +95,7 @@ public struct UpToken: Sendable {
         guard let authorization, authorization.utf8.starts(with: prefix.utf8) else {
             throw UpError(.badToken, detail: "no UpToken authorization")
         }
-        return String(authorization.dropFirst(prefix.count))
+        // Cut by bytes: a combining mark after the space would otherwise join it in one Character.
+        return String(decoding: authorization.utf8.dropFirst(prefix.utf8.count), as: UTF8.self)
     }
 }

@@ -72,15 +72,16 @@ public struct CallbackVerifier: Sendable {
     ) throws(UpError) -> Verified {
         guard let authorization else { throw UpError(.badToken, detail: "no Authorization header") }
         let scheme: Scheme
-        let credentials: Substring
+        // Cut by bytes: a combining mark after the space would otherwise join it in one Character.
+        let credentials: Substring.UTF8View
         if authorization.utf8.starts(with: "QBox ".utf8) {
-            (scheme, credentials) = (.qbox, authorization.dropFirst(5))
+            (scheme, credentials) = (.qbox, authorization.utf8.dropFirst(5))
         } else if authorization.utf8.starts(with: "Qiniu ".utf8) {
-            (scheme, credentials) = (.qiniu, authorization.dropFirst(6))
+            (scheme, credentials) = (.qiniu, authorization.utf8.dropFirst(6))
         } else {
             throw UpError(.badToken, detail: "unknown Authorization scheme")
         }
-        let parts = credentials.utf8.split(separator: UInt8(ascii: ":"), omittingEmptySubsequences: false)
+        let parts = credentials.split(separator: UInt8(ascii: ":"), omittingEmptySubsequences: false)
         guard parts.count == 2, let signature = URLSafeBase64.decode(bytes: Array(parts[1])) else {
             throw UpError(.badToken, detail: "malformed \(scheme) credentials")
         }

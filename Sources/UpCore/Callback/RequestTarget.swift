@@ -9,12 +9,15 @@ public enum RequestTarget {
     /// - Parameter url: Absolute URL (e.g. a `callbackUrl`).
     /// - Returns: The request-target, fragment dropped.
     public static func of(url: String) -> String {
-        var rest = Substring(url)
-        if let fragment = rest.firstIndex(of: "#") { rest = rest[..<fragment] }
-        guard let schemeEnd = rest.firstRange(of: "://") else { return String(rest) }
+        // By bytes: a Character search misses a delimiter joined to a combining mark after it
+        // (or to a prepend character before it), and an HTTP client splits by bytes.
+        var rest = url.utf8[...]
+        if let fragment = rest.firstIndex(of: UInt8(ascii: "#")) { rest = rest[..<fragment] }
+        guard let schemeEnd = rest.firstRange(of: "://".utf8) else { return String(decoding: rest, as: UTF8.self) }
         let afterAuthority = rest[schemeEnd.upperBound...]
-        guard let start = afterAuthority.firstIndex(where: { $0 == "/" || $0 == "?" }) else { return "/" }
-        let target = afterAuthority[start...]
-        return target.first == "?" ? "/" + target : String(target)
+        guard let start = afterAuthority.firstIndex(where: { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "?") })
+        else { return "/" }
+        let target = String(decoding: afterAuthority[start...], as: UTF8.self)
+        return afterAuthority[start] == UInt8(ascii: "?") ? "/" + target : target
     }
 }

@@ -25,6 +25,7 @@ public enum EncodedEntryURI {
         }
         let bucket = String(entry[..<colon])
         guard !bucket.isEmpty else { return nil }
-        return (bucket, String(entry[entry.index(after: colon)...]))
+        // By bytes: `index(after:)` would step over a combining mark joined to the colon.
+        return (bucket, String(decoding: entry.utf8[entry.utf8.index(after: colon)...], as: UTF8.self))
     }
 }

@@ -30,7 +30,7 @@ extension MagicVariables {
                     }
                 }
                 output += text
-            case .variable(let name):
+            case .variable(let name, _):
                 let value = value(of: name, usage: .body)
                 if inString {
                     switch value {
@@ -69,7 +69,7 @@ extension MagicVariables {
         Self.scan(template) { piece in
             switch piece {
             case .literal(let text): output += text
-            case .variable(let name): output += FormURLEncoding.percentEncode(plainText(name, usage: .body))
+            case .variable(let name, _): output += FormURLEncoding.percentEncode(plainText(name, usage: .body))
             }
         }
         return output
@@ -84,7 +84,7 @@ extension MagicVariables {
         Self.scan(template) { piece in
             switch piece {
             case .literal(let text): output += text
-            case .variable(let name): output += plainText(name, usage: .saveKey)
+            case .variable(let name, _): output += plainText(name, usage: .saveKey)
             }
         }
         return output
@@ -103,10 +103,10 @@ extension MagicVariables {
         scan(callbackURL) { piece in
             switch piece {
             case .literal(let text): output += text
-            case .variable("bodySha1"):
+            case .variable("bodySha1", _):
                 if hex == nil { hex = Hex.encode(SHA1.hash(body)) }
                 output += hex ?? ""
-            case .variable(let name): output += "$(" + name + ")"
+            case .variable(_, let reference): output += reference
             }
         }
         return output
@@ -124,8 +124,12 @@ extension MagicVariables {
 
     enum Piece {
         case literal(Substring)
-        case variable(String)
+        /// The name, and the reference as written (`$(name)` or `${name}`).
+        case variable(String, reference: Substring)
     }
+
+    /// What ends a variable name: quotes, backslash, `$`, brackets and whitespace.
+    private static let nameBreakers: Set<Unicode.Scalar> = ["\"", "\\", "$", "(", ")", "{", "}", " ", "\t", "\r", "\n"]
 
     /// Splits a template into literal text and `$(name)` / `${name}` references. A `$` not
     /// followed by a well-formed reference (closing bracket, no quote/space/`$`/bracket in the
@@ -152,7 +156,9 @@ extension MagicVariables {
                     found = true
                     break
                 }
-                if "\"\\$(){} \t\r\n".contains(character) { break }
+                // By scalar: "\r\n" is one Character, so a lone "\n" or a quote carrying a
+                // combining mark would not match a Character list.
+                if character.unicodeScalars.contains(where: Self.nameBreakers.contains) { break }
                 cursor = template.index(after: cursor)
             }
             guard found else {
@@ -160,7 +166,10 @@ extension MagicVariables {
                 continue
             }
             if literalStart < index { visit(.literal(template[literalStart..<index])) }
-            visit(.variable(String(template[template.index(after: open)..<cursor])))
+            visit(
+                .variable(
+                    String(template[template.index(after: open)..<cursor]),
+                    reference: template[index...cursor]))
             index = template.index(after: cursor)
             literalStart = index
         }

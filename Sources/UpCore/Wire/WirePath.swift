@@ -14,7 +14,9 @@ enum WirePath {
     ///   percent-encoded UTF-8.
     static func segments(_ path: some StringProtocol, after prefix: String) throws(UpError) -> [String] {
         var raw = Substring(path)
-        if let query = raw.firstIndex(of: "?") { raw = raw[..<query] }
+        // The first "?" byte: a Character search misses a "?" joined to a combining mark after it
+        // or to a prepend character (U+0600…) before it.
+        if let query = raw.utf8.firstIndex(of: UInt8(ascii: "?")) { raw = raw[..<query] }
         guard raw.utf8.starts(with: prefix.utf8) else {
             throw UpError(.badRequest, detail: "path does not start with \(prefix)")
         }
