@@ -50,8 +50,9 @@ struct CallbackAuthenticator: Sendable {
     }
 
     private static func queryValue(_ name: String, in target: String) -> String? {
-        guard let question = target.firstIndex(of: "?") else { return nil }
-        let query = target[target.index(after: question)...]
-        return FormURLEncoding.parse(Array(query.utf8))?.first { $0.name == name }?.value
+        // The first "?" byte (a Character search misses one joined to a combining mark).
+        guard let question = target.utf8.firstIndex(of: UInt8(ascii: "?")) else { return nil }
+        let query = target.utf8[target.utf8.index(after: question)...]
+        return FormURLEncoding.parse(Array(query))?.first { $0.name == name }?.value
     }
 }

@@ -60,20 +60,25 @@ public struct Request: Sendable {
 
     /// Splits a target into raw path and raw query (without `?`); a fragment never reaches a
     /// server, but is cut off if present.
+    /// Delimiters are found by byte, as HTTP defines them: a Character search misses a `?` or
+    /// `#` joined in one Character with a combining mark after it (or a prepend character
+    /// before it).
     static func split(_ target: String) -> (path: String, query: String) {
         var text = Substring(target)
-        if let hash = text.firstIndex(of: "#") { text = text[..<hash] }
-        guard let mark = text.firstIndex(of: "?") else { return (String(text), "") }
-        return (String(text[..<mark]), String(text[text.index(after: mark)...]))
+        if let hash = text.utf8.firstIndex(of: UInt8(ascii: "#")) { text = text[..<hash] }
+        guard let mark = text.utf8.firstIndex(of: UInt8(ascii: "?")) else { return (String(text), "") }
+        return (String(text[..<mark]), String(text[text.utf8.index(after: mark)...]))
     }
 
     static func parseQuery(_ query: String) -> [(name: String, value: String)] {
         guard !query.isEmpty else { return [] }
-        return query.split(separator: "&", omittingEmptySubsequences: true).map { item in
-            if let equals = item.firstIndex(of: "=") {
+        // By byte, like `split`.
+        return query.utf8.split(separator: UInt8(ascii: "&"), omittingEmptySubsequences: true).map { bytes in
+            let item = Substring(bytes)
+            if let equals = item.utf8.firstIndex(of: UInt8(ascii: "=")) {
                 return (
                     PercentDecoding.decode(item[..<equals], plusAsSpace: true),
-                    PercentDecoding.decode(item[item.index(after: equals)...], plusAsSpace: true)
+                    PercentDecoding.decode(item[item.utf8.index(after: equals)...], plusAsSpace: true)
                 )
             }
             return (PercentDecoding.decode(item, plusAsSpace: true), "")

@@ -12,6 +12,16 @@ import Testing
         #expect(request.queryItem("z") == "a b")
     }
 
+    @Test func delimitersAreFoundByByteNotByCharacter() {
+        // U+0600 is a prepend character: "\u{600}?" is ONE Character, yet HTTP's "?" is there.
+        let request = Request(method: .get, target: "/p\u{600}?k=v&\u{301}=x#f")
+        #expect(request.path == "/p\u{600}")
+        #expect(request.queryItem("k") == "v")
+        #expect(request.queryItems.map(\.name) == ["k", "\u{301}"])
+        // "=\u{301}" is one Character too: the value starts with the mark.
+        #expect(Request(method: .get, target: "/p?a=\u{301}b").queryItem("a") == "\u{301}b")
+    }
+
     @Test func malformedEscapesAreKept() {
         #expect(Request(method: .get, target: "/?q=%zz%4").queryItem("q") == "%zz%4")
     }

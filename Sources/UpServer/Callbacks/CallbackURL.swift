@@ -1,15 +1,21 @@
 /// Pieces of a `callbackUrl` the deliverer needs besides the request-target (which
 /// `RequestTarget.of(url:)` gives): the `Host` to send and sign, and a loggable form.
+///
+/// Delimiters are found by byte, as libcurl finds them (and `RequestTarget`): a Character search
+/// misses one joined to a combining mark after it, e.g. a `?` whose query would then be logged.
 enum CallbackURL {
     /// `host[:port]` of an absolute URL, as an HTTP client puts it into `Host`
     /// (qiniu-protocol.md §3.1: "host[:port] of callbackUrl"); user info dropped. Empty when the
     /// text has no `://`.
     static func authority(of url: String) -> String {
-        guard let schemeEnd = url.firstRange(of: "://") else { return "" }
+        guard let schemeEnd = url.utf8.firstRange(of: "://".utf8) else { return "" }
         let rest = url[schemeEnd.upperBound...]
-        let end = rest.firstIndex { $0 == "/" || $0 == "?" || $0 == "#" } ?? rest.endIndex
+        let end = rest.utf8.firstIndex { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") }
+            ?? rest.endIndex
         var authority = rest[..<end]
-        if let at = authority.lastIndex(of: "@") { authority = authority[authority.index(after: at)...] }
+        if let at = authority.utf8.lastIndex(of: UInt8(ascii: "@")) {
+            authority = authority[authority.utf8.index(after: at)...]
+        }
         return String(authority)
     }
 
@@ -18,11 +24,13 @@ enum CallbackURL {
     /// body the uploader sees.
     static func redacted(_ url: String) -> String {
         var text = Substring(url)
-        if let cut = text.firstIndex(where: { $0 == "?" || $0 == "#" }) { text = text[..<cut] }
-        guard let schemeEnd = text.firstRange(of: "://") else { return String(text.prefix(200)) }
+        if let cut = text.utf8.firstIndex(where: { $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") }) {
+            text = text[..<cut]
+        }
+        guard let schemeEnd = text.utf8.firstRange(of: "://".utf8) else { return String(text.prefix(200)) }
         let scheme = text[..<schemeEnd.upperBound]
         let rest = text[schemeEnd.upperBound...]
-        let end = rest.firstIndex(of: "/") ?? rest.endIndex
+        let end = rest.utf8.firstIndex(of: UInt8(ascii: "/")) ?? rest.endIndex
         let path = rest[end...]
         return String((scheme + authority(of: url) + path).prefix(200))
     }

@@ -175,6 +175,9 @@ struct HTTPCallbackDelivererTests {
         ("http://u:p@h.example:8080/p?q=1#f", "h.example:8080", "http://h.example:8080/p"),
         ("https://[::1]:9/x", "[::1]:9", "https://[::1]:9/x"),
         ("http://h.example?q", "h.example", "http://h.example"),
+        // Delimiters by byte: a combining mark after "@" or "?" must not hide it (the query,
+        // which may hold a token, would be logged; the user info would go into Host).
+        ("http://u:p@\u{301}h.example/cb?\u{301}token=s", "\u{301}h.example", "http://\u{301}h.example/cb"),
     ])
     func callbackURL(url: String, authority: String, redacted: String) {
         #expect(CallbackURL.authority(of: url) == authority)
