@@ -16,6 +16,7 @@
 /// a free one). Returns NULL if the address does not parse or MHD refuses to start.
 /// MHD_OPTION_SOCK_ADDR is used so the daemon never listens on every interface by accident.
 static inline struct MHD_Daemon *cmhd_start_daemon(unsigned int flags, const char *ipv4, uint16_t port,
+                                                   MHD_AcceptPolicyCallback accept_policy, void *accept_policy_cls,
                                                    MHD_AccessHandlerCallback handler, void *handler_cls,
                                                    MHD_RequestCompletedCallback completed, void *completed_cls,
                                                    void *(*uri_log)(void *cls, const char *uri,
@@ -36,7 +37,7 @@ static inline struct MHD_Daemon *cmhd_start_daemon(unsigned int flags, const cha
     if (inet_pton(AF_INET, ipv4, &address.sin_addr) != 1) {
         return NULL;
     }
-    return MHD_start_daemon(flags, port, NULL, NULL, handler, handler_cls,
+    return MHD_start_daemon(flags, port, accept_policy, accept_policy_cls, handler, handler_cls,
                             MHD_OPTION_SOCK_ADDR, (const struct sockaddr *)&address,
                             MHD_OPTION_NOTIFY_COMPLETED, completed, completed_cls,
                             MHD_OPTION_URI_LOG_CALLBACK, uri_log, uri_log_cls,
@@ -85,6 +86,13 @@ static inline int cmhd_connection_fd(struct MHD_Connection *connection) {
     return info == NULL ? -1 : info->connect_fd;
 }
 
+/// Closes a descriptor this process owns (a file body's fd MHD did not take over).
+static inline void cmhd_close_fd(int fd) {
+    if (fd >= 0) {
+        close(fd);
+    }
+}
+
 /// Shuts both directions of a connection's socket down without closing it: MHD's own loop then
 /// sees the connection fail and closes it on its thread (the fd stays MHD's to close).
 static inline void cmhd_shutdown_socket(int fd) {
@@ -93,9 +101,3 @@ static inline void cmhd_shutdown_socket(int fd) {
     }
 }
 
-/// Closes the listening socket returned by MHD_quiesce_daemon (only after MHD_stop_daemon).
-static inline void cmhd_close_socket(int fd) {
-    if (fd >= 0) {
-        close(fd);
-    }
-}

@@ -244,7 +244,7 @@ public final class HTTPExchange: Sendable {
     }
 
     /// Closes a file descriptor that was meant for a response body that will never be sent.
-    public static func closeDescriptor(_ descriptor: Int32) { cmhd_close_socket(descriptor) }
+    public static func closeDescriptor(_ descriptor: Int32) { cmhd_close_fd(descriptor) }
 }
 
 /// What ``HTTPExchange/collectInline(limit:then:)`` delivers.

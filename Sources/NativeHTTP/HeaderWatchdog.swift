@@ -38,7 +38,7 @@ final class HeaderWatchdog: Sendable {
     }
 
     /// Connections cut so far.
-    var cutConnections: Int { cutCount.load(ordering: .relaxed) }
+    var cutConnections: Int { cutCount.load(ordering: .acquiring) }
 
     /// Starts the once-a-second sweep (nothing when disabled).
     func start() {
@@ -88,10 +88,13 @@ final class HeaderWatchdog: Sendable {
     @discardableResult
     func sweep(now: UInt64) -> Int {
         let limit = limitNanoseconds
-        let cut = entries.withLock { entries in
+        return entries.withLock { entries in
             var cut = 0
             for (connection, entry) in entries {
                 guard let since = entry.headSince, now > since, now - since > limit else { continue }
+                // Counted before the socket goes down: whoever sees the cut (the client) must
+                // also see it counted.
+                cutCount.add(1, ordering: .releasing)
                 cmhd_shutdown_socket(entry.descriptor)
                 // Once is enough: MHD closes it soon; do not count it twice meanwhile.
                 entries[connection]?.headSince = nil
@@ -99,7 +102,5 @@ final class HeaderWatchdog: Sendable {
             }
             return cut
         }
-        if cut > 0 { cutCount.add(cut, ordering: .relaxed) }
-        return cut
     }
 }

@@ -24,6 +24,18 @@ func onURILogged(
     return unsafe Unmanaged.passRetained(RequestSlot(target: target)).toOpaque()
 }
 
+/// Called for every accepted socket before MHD sets a connection up: refuses (MHD closes the
+/// socket at once) while the daemon drains, which is how ``MicroHTTPDServer/stopAccepting()``
+/// stops taking connections without `MHD_quiesce_daemon`.
+func onAcceptPolicy(
+    _ cls: UnsafeMutableRawPointer?,
+    _ address: UnsafePointer<sockaddr>?,
+    _ length: socklen_t
+) -> MHD_Result {
+    guard let cls = unsafe cls else { return .YES }
+    let context = unsafe Unmanaged<DaemonContext>.fromOpaque(cls).takeUnretainedValue()
+    return context.isDraining ? .NO : .YES
+}
 
 func onAccess(
     _ cls: UnsafeMutableRawPointer?,
@@ -62,8 +74,13 @@ func onAccess(
         )
         slot.exchange = exchange
         context.watchdog.headComplete(UInt(bitPattern: Int(bitPattern: connection)))
-        context.register(exchange)
-        context.handler(exchange)
+        if let stopping = context.register(exchange) {
+            // The daemon is stopping: answer at once and start no handler, so this connection is
+            // never suspended. A body still arriving is discarded like any early answer's.
+            exchange.respond(stopping)
+        } else {
+            context.handler(exchange)
+        }
         if let response = exchange.takeResponse(suspendIfNotReady: false) {
             return unsafe queue(response, on: connection, context: context)
         }
@@ -140,7 +157,7 @@ private func queue(_ response: RawResponse, on connection: OpaquePointer, contex
         }
     case .file(let descriptor, let offset, let length):
         unsafe created = MHD_create_response_from_fd_at_offset64(length, descriptor, offset)
-        if unsafe created == nil { cmhd_close_socket(descriptor) }
+        if unsafe created == nil { cmhd_close_fd(descriptor) }
     }
     guard let created = unsafe created else { return .NO }
     for (name, value) in response.headers {

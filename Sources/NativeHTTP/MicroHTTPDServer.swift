@@ -6,8 +6,14 @@ import Synchronization
 ///
 /// Mode: internal epoll thread pool (`MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL`) with
 /// suspend/resume, so handlers run as Swift tasks and never block a pool thread (DESIGN.md,
-/// "Decisions"). Stopping follows the MHD rules: quiesce, drain, and never call
+/// "Decisions"). Stopping follows the MHD rules: stop accepting, drain, and never call
 /// `MHD_stop_daemon` while a connection is suspended.
+///
+/// `MHD_quiesce_daemon` is deliberately not used: on an epoll daemon with internal threads it
+/// races with the worker's own removal of the listening socket from its epoll set (libmicrohttpd
+/// 0.9.75, `MHD_epoll`'s "at the connection limit" branch also fires on `was_quiesced`), and the
+/// loser aborts the process with "Failed to remove listen FD from epoll set". Draining refuses
+/// new connections through the accept-policy callback instead (``onAcceptPolicy``).
 public final class MicroHTTPDServer: Sendable {
     /// Daemon settings; every default is chosen here.
     public struct Options: Sendable {
@@ -76,7 +82,6 @@ public final class MicroHTTPDServer: Sendable {
 
     private struct DaemonState: ~Copyable {
         var pointer: DaemonHandle?
-        var listenSocket: Int32 = -1
     }
 
     /// Starts listening. `handler` runs on an MHD worker thread once per request, when the head
@@ -98,6 +103,7 @@ public final class MicroHTTPDServer: Sendable {
         let contextPointer = unsafe Unmanaged.passUnretained(context).toOpaque()
         let started = unsafe cmhd_start_daemon(
             flags, options.host, UInt16(options.port),
+            onAcceptPolicy, contextPointer,
             onAccess, contextPointer,
             onRequestCompleted, contextPointer,
             onURILogged, contextPointer,
@@ -132,14 +138,11 @@ public final class MicroHTTPDServer: Sendable {
     /// The exchanges currently in flight (for shutdown: answer the ones still waiting).
     public var inFlightExchanges: [HTTPExchange] { context.exchanges }
 
-    /// Stops accepting new connections; requests already in flight continue, and responses from
-    /// now on carry `Connection: close` so keep-alive clients go away.
+    /// Stops accepting new connections (each is closed as soon as it is accepted); requests
+    /// already in flight continue, and responses from now on carry `Connection: close` so
+    /// keep-alive clients go away.
     public func stopAccepting() {
         context.beginDraining()
-        daemon.withLock { state in
-            guard let handle = state.pointer, state.listenSocket < 0 else { return }
-            state.listenSocket = unsafe MHD_quiesce_daemon(handle.pointer)
-        }
     }
 
     /// Stops the daemon. Exchanges still waiting for a response are answered with `fallback` first
@@ -147,8 +150,7 @@ public final class MicroHTTPDServer: Sendable {
     /// connections are closed. Blocks for at most about a second while suspended connections
     /// resume. Idempotent.
     public func stop(fallback: RawResponse = RawResponse(status: 503)) {
-        context.beginDraining()
-        for exchange in context.exchanges { exchange.respond(fallback) }
+        for exchange in context.beginStopping(fallback: fallback) { exchange.respond(fallback) }
         var waitedMilliseconds = 0
         while context.exchanges.contains(where: { $0.isSuspended }) && waitedMilliseconds < 1000 {
             context.sleepMilliseconds(5)
@@ -158,9 +160,7 @@ public final class MicroHTTPDServer: Sendable {
         daemon.withLock { state in
             guard let handle = state.pointer else { return }
             unsafe MHD_stop_daemon(handle.pointer)
-            cmhd_close_socket(state.listenSocket)
             state.pointer = nil
-            state.listenSocket = -1
         }
     }
 }
