@@ -98,6 +98,10 @@ final class FullDiskIndex: UpIndex {
 
     func abortUpload(_ id: String) async throws -> [BlobID] { try await base.abortUpload(id) }
 
+    func retireUpload(_ id: String, recording completion: Completion) async throws -> [BlobID] {
+        try await base.retireUpload(id, recording: completion)
+    }
+
     func dueCallbacks(now: Int64, limit: Int) async throws -> [OutboxEntry] {
         await base.dueCallbacks(now: now, limit: limit)
     }

@@ -121,4 +121,25 @@ func part(_ upload: String, _ number: Int, _ blob: BlobID = .random(), etag: Str
                 upload.id, parts: [], object: object("x", []), mode: .replace, completion: nil, callback: nil, now: 300)
         }
     }
+
+    @Test(arguments: IndexKind.allCases)
+    func retiringAnUploadRecordsItsCompletionAndReturnsItsParts(kind: IndexKind) async throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let index = try kind.make(directory)
+        let upload = try await index.createUpload(bucket: "photos", key: "x", expiresAt: 1000, createdAt: 100)
+        let parts = [part(upload.id, 1), part(upload.id, 2)]
+        for item in parts { _ = try await index.putPart(item, now: 200) }
+        let record = Completion(
+            key: CompletionKey.multipartComplete(
+                bucket: "photos", uploadID: upload.id, key: "x", parts: parts.map { ($0.partNumber, $0.etag) }),
+            objectKey: "x", etag: "Fsame", result: #"{"key":"x"}"#, expiresAt: 1000)
+        #expect(Set(try await index.retireUpload(upload.id, recording: record)) == Set(parts.map(\.blob)))
+        #expect(try await index.upload(id: upload.id)?.state == .completed)
+        #expect(try await index.completion(record.key) == record)
+        #expect(try await index.listParts(uploadID: upload.id, marker: 0, max: 10).parts.isEmpty)
+        // Only an active upload can be retired (or aborted).
+        await #expect(throws: UpIndexError.noSuchUpload) { try await index.retireUpload(upload.id, recording: record) }
+        await #expect(throws: UpIndexError.noSuchUpload) { try await index.abortUpload(upload.id) }
+    }
 }

@@ -58,4 +58,14 @@ extension InMemoryUpIndex {
         let blobs = (state.parts.removeValue(forKey: id) ?? [:]).values.map(\.blob)
         return state.unreferenced(blobs)
     }
+
+    /// See `UpIndex.retireUpload(_:recording:)`.
+    public func retireUpload(_ id: String, recording completion: Completion) throws -> [BlobID] {
+        guard var upload = state.uploads[id], upload.state == .active else { throw UpIndexError.noSuchUpload }
+        upload.state = .completed
+        state.uploads[id] = upload
+        if state.completions[completion.key] == nil { state.completions[completion.key] = completion }
+        let blobs = (state.parts.removeValue(forKey: id) ?? [:]).values.map(\.blob)
+        return state.unreferenced(blobs)
+    }
 }

@@ -116,4 +116,26 @@ extension SQLiteUpIndex {
             }
         }
     }
+
+    /// See `UpIndex.retireUpload(_:recording:)`.
+    public func retireUpload(_ id: String, recording completion: Completion) async throws -> [BlobID] {
+        try await perform { database in
+            try database.transaction {
+                guard let upload = try Self.upload(id, in: database), upload.state == .active else {
+                    throw UpIndexError.noSuchUpload
+                }
+                let blobs = try Self.parts(id, in: database).values.map(\.blob)
+                try database.run("UPDATE uploads SET state = 'completed' WHERE id = ?", [.text(upload.id)])
+                try database.run("DELETE FROM parts WHERE upload_id = ?", [.text(upload.id)])
+                try database.run(
+                    "INSERT OR IGNORE INTO completions (\(Self.completionColumns)) VALUES (?, ?, ?, ?, ?, ?)",
+                    [
+                        .text(completion.key.bucket), .blob(completion.key.requestSHA1), .text(completion.objectKey),
+                        .text(completion.etag), completion.result.map { .text($0) } ?? .null,
+                        .integer(completion.expiresAt),
+                    ])
+                return try Self.unreferenced(blobs, in: database)
+            }
+        }
+    }
 }

@@ -115,6 +115,14 @@ public protocol UpIndex: Sendable {
     /// - Throws: `UpIndexError.noSuchUpload` unless the upload is active.
     func abortUpload(_ id: String) async throws -> [BlobID]
 
+    /// Ends an active upload whose object was not written because its key already held the same
+    /// content (an insert-only complete, spec §1.3): marks it completed, records `completion` so
+    /// a repeat of that complete gets the same answer, and drops its parts — one transaction.
+    ///
+    /// - Returns: The parts' blobs, to delete.
+    /// - Throws: `UpIndexError.noSuchUpload` unless the upload is active.
+    func retireUpload(_ id: String, recording completion: Completion) async throws -> [BlobID]
+
     // MARK: Callback outbox (DESIGN.md "Callbacks never get lost")
 
     /// Pending entries with `nextAttemptAt <= now`, earliest first (then by id), at most `limit`.

@@ -61,7 +61,7 @@ extension MultipartController {
                         callback: callback, now: now)
                 } catch UpIndexError.objectExists {
                     // The committer answers success if the key already holds identical content;
-                    // then this upload's parts are not used and we abort it below.
+                    // then this upload's parts are not used and we retire it below.
                     sameContentExisted.withLock { $0 = true }
                     throw UpIndexError.objectExists
                 }
@@ -69,7 +69,9 @@ extension MultipartController {
         } catch let error as UpIndexError {
             throw Self.translate(error, uploadID: uploadID)
         }
-        if sameContentExisted.withLock({ $0 }) { await release(uploadID) }
+        if sameContentExisted.withLock({ $0 }) {
+            await retire(uploadID, completion: completion, etag: etag, result: result)
+        }
         return Self.response(result)
     }
 
@@ -139,9 +141,21 @@ extension MultipartController {
         return bytes.flatMap { MimeSniffer.sniff($0) }
     }
 
-    /// Aborts an upload whose object already existed with the same content, freeing its parts.
-    private func release(_ uploadID: String) async {
-        guard let blobs = try? await services.index.abortUpload(uploadID) else { return }
+    /// Ends an upload whose object already existed with the same content, freeing its parts and
+    /// recording this complete's answer, so that its repeat (a lost reply) gets the answer again
+    /// rather than 612. A 579 is recorded without an answer: the repeat tries the callback again.
+    private func retire(_ uploadID: String, completion: NewCompletion, etag: String, result: CommitResult) async {
+        let record: Completion
+        switch result {
+        case .stored(let key, let reply):
+            record = Completion(
+                key: completion.key, objectKey: key, etag: etag, result: String(decoding: reply, as: UTF8.self),
+                expiresAt: completion.expiresAt)
+        case .callbackFailed(let key, _):
+            record = Completion(key: completion.key, objectKey: key, etag: etag, result: nil, expiresAt: completion.expiresAt)
+        }
+        // Failing here loses nothing stored: the upload stays active until it expires and is swept.
+        guard let blobs = try? await services.index.retireUpload(uploadID, recording: record) else { return }
         await remove(blobs)
     }
 
