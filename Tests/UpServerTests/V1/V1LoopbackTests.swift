@@ -57,13 +57,17 @@ struct V1LoopbackTests {
             try TestHTTPClient.request(port: port, "POST", "/mkblk/\(data.count)", headers: auth, body: Array(data[0..<1_000_000]))
         }
         let ctx = try #require(Self.json(first.body)["ctx"] as? String)
-        // Announce the whole second chunk, send half of it with wrong bytes, hang up.
-        try await BlockingIO.run {
-            let client = try TestHTTPClient(port: port)
-            try client.write(Array("POST /bput/\(ctx)/1000000 HTTP/1.1\r\nHost: x\r\nAuthorization: \(auth[0].1)\r\nContent-Length: 1000000\r\n\r\n".utf8))
-            try client.write([UInt8](repeating: 0xEE, count: 500_000))
-            client.close()
-        }
+        let blob = try #require(try harness.blob(of: ctx))
+        // Announce the whole second chunk, send half of it with wrong bytes, hang up — once its
+        // handler holds the block, as a real client's retry comes after its first attempt
+        // started (without the wait, the cut-off request's handler could start after the retry's
+        // and take the block over from it: a race of the test, not of the server).
+        let client = try TestHTTPClient(port: port)
+        try client.write(Array("POST /bput/\(ctx)/1000000 HTTP/1.1\r\nHost: x\r\nAuthorization: \(auth[0].1)\r\nContent-Length: 1000000\r\n\r\n".utf8))
+        try client.write([UInt8](repeating: 0xEE, count: 500_000))
+        for _ in 0..<200 where !harness.server.services.locks.isHeld(blob) { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(harness.server.services.locks.isHeld(blob))
+        client.close()
         // The retry takes over from the cut-off request at once, however late libmicrohttpd
         // notices that its client is gone.
         let retried = try await BlockingIO.run {
