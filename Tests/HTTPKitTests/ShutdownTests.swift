@@ -16,23 +16,29 @@ struct ShutdownTests {
         var router = Router()
         router.get("/slow") { _, _ in
             entered.update { $0 = true }
-            try await Task.sleep(for: .milliseconds(600))
+            try await Task.sleep(for: .milliseconds(1500))
             return Response(body: Array("finished".utf8))
         }
+        router.get("/ok") { _, _ in Response(body: Array("ok".utf8)) }
         try await withServer(router) { port, server, _ in
             async let response = fetch(port, "GET", "/slow")
             while !entered.value { try await Task.sleep(for: .milliseconds(5)) }
             async let shutdown: Void = server.shutdown()
-            try await Task.sleep(for: .milliseconds(150))
-            // Still draining (the slow request has ~450 ms to go): a new connection is accepted
-            // by the kernel and closed by the server without a byte of reply.
-            let late = try await BlockingIO.run { () throws -> [UInt8]? in
-                let connection = try TCPConnection(port: port)
-                defer { connection.close() }
-                try? connection.write("GET /slow HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
-                return try? connection.read(timeoutMilliseconds: 2000)
+            // Until the drain begins /ok is served; from then on, while the slow request is still
+            // in flight, a new connection is accepted by the kernel and closed by the server
+            // without a byte of reply (nil: not even connected — the daemon already stopped).
+            var refused = false
+            for _ in 0..<100 where !refused {
+                let reply = try await BlockingIO.run { () -> [UInt8]? in
+                    guard let connection = try? TCPConnection(port: port) else { return nil }
+                    defer { connection.close() }
+                    try? connection.write("GET /ok HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+                    return try? connection.read(timeoutMilliseconds: 1000)
+                }
+                refused = reply == []
+                if !refused { try await Task.sleep(for: .milliseconds(10)) }
             }
-            #expect(late == [])
+            #expect(refused)
             let finished = try await response
             #expect(finished.status == 200 && finished.text == "finished")
             await shutdown
