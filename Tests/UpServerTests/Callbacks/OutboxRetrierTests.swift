@@ -111,4 +111,31 @@ struct OutboxRetrierTests {
         #expect(try await index.outboxEntry(id: id)?.state == .delivered)
         #expect(callbacks.sent.count == 1)
     }
+
+    /// Issue 5's disk-full suite left the retrier unexercised while the index cannot write: an
+    /// outcome it cannot record must leave the entry pending (never lost, never marked), so the
+    /// callback goes out again once space is back; the receiver deduplicates the repeat.
+    @Test("with the disk full an unrecordable attempt leaves the entry pending; it is delivered and recorded once space is back")
+    func aFullDiskLosesNoCallback() async throws {
+        let index = FullDiskIndex()
+        let id = try await enqueue(index)
+        let callbacks = ScriptedCallbacks()
+        callbacks.script(.failed(reason: "status 503"))  // then delivered
+        let sut = retrier(index, callbacks)
+        index.refuse([.markDelivered, .markAttemptFailed])
+
+        #expect(await sut.runOnce(now: Self.t0 + 5) == 1)  // fails, and the failure cannot be recorded
+        #expect(await sut.runOnce(now: Self.t0 + 6) == 1)  // delivered, and that cannot be recorded
+        let stuck = try #require(try await index.outboxEntry(id: id))
+        #expect(stuck.state == .pending && stuck.attempts == 1 && stuck.nextAttemptAt == Self.t0 + 5)
+        #expect(index.refused == 2)
+        #expect(logs.capturedLines.filter { $0.contains("outbox: cannot record attempt") }.count == 2)
+
+        index.refuse([])
+        #expect(await sut.runOnce(now: Self.t0 + 7) == 1)
+        let delivered = try #require(try await index.outboxEntry(id: id))
+        #expect(delivered.state == .delivered && delivered.attempts == 2)
+        #expect(callbacks.sent.count == 3 && callbacks.sent.allSatisfy { $0.body == "key=k" })
+        #expect(await sut.runOnce(now: Self.t0 + 10_000) == 0)
+    }
 }
