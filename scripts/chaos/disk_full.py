@@ -4,7 +4,7 @@
 The mount: a plain `mount -t tmpfs -o size=<M>m` first; where that is refused, the suite's
 up-server runs inside a private mount namespace (`unshare -m`, or `unshare -rm` without root)
 that mounts the tmpfs before exec'ing up-server, and the suite reaches the mount through
-/proc/<pid>/root. Neither possible: a SKIP line, exit 0 with --allow-skip, else exit 1. The mount
+/proc/<pid>/root. Neither possible: a SKIP line, exit 77 with --allow-skip, else exit 1. The mount
 is always unmounted on exit. biz-server keeps its data on the normal disk.
 
 Each round (1 with --short holding the disk full 2 s; 6 by default, holding it 20 s and 3 s in
@@ -274,7 +274,7 @@ def main():
     ap.add_argument("--hold", type=float,
                     help="seconds the disk stays full each round (default: 2; full run: 20 and 3 in turn, so the "
                          "clients give up in some rounds and ride it out with their retries in others)")
-    ap.add_argument("--allow-skip", action="store_true", help="exit 0 (SKIP) where no tmpfs can be mounted")
+    ap.add_argument("--allow-skip", action="store_true", help="exit 77 (SKIP) where no tmpfs can be mounted")
     ap.add_argument("--seed", type=int, default=int(time.time()) % 100000)
     ap.add_argument("--keep", action="store_true")
     args = ap.parse_args()
@@ -290,7 +290,7 @@ def main():
         print(f"{SUITE}: SKIP cannot mount a tmpfs here ({'; '.join(tmpfs.why)})"
               + ("" if args.allow_skip else " (not allowed: pass --allow-skip)"), flush=True)
         shutil.rmtree(work, ignore_errors=True)
-        return 0 if args.allow_skip else 1
+        return 77 if args.allow_skip else 1  # 77: skipped (automake's convention), see scripts/chaos/run
     bins = lib.bin_dir(args.bin)
     rnd = random.Random(args.seed)
     started = time.time()
