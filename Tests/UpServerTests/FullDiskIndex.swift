@@ -9,7 +9,7 @@ final class FullDiskIndex: UpIndex {
     /// The writes that can be refused.
     enum Write: Hashable, Sendable {
         case createBlock, advanceBlock, putObject, recordCompletionResult, createUpload, putPart, completeUpload
-        case markDelivered, markAttemptFailed
+        case markDelivered, markAttemptFailed, sweepExpired
     }
 
     let base = InMemoryUpIndex()
@@ -128,7 +128,10 @@ final class FullDiskIndex: UpIndex {
 
     func expiredUploads(now: Int64) async throws -> [MultipartUpload] { await base.expiredUploads(now: now) }
 
-    func sweepExpired(now: Int64) async throws -> SweepPlan { try await base.sweepExpired(now: now) }
+    func sweepExpired(now: Int64) async throws -> SweepPlan {
+        try check(.sweepExpired)
+        return try await base.sweepExpired(now: now)
+    }
 
     func knownBlobs() async throws -> Set<BlobID> { await base.knownBlobs() }
 }
