@@ -154,6 +154,9 @@ struct PutPolicyLimitsTests {
         ("!application/json;text/plain", "application/json", false),
         ("!application/json;text/plain", "image/png", true),
         ("!image/*", "image/gif", false),
+        // A combining mark after `;` must not hide the type from a deny-list (split by byte).
+        ("!image/png", "image/png;\u{301}x", false),
+        ("image/png", "image/png;\u{301}x", true),
     ]
 
     @Test(arguments: mimeCases)

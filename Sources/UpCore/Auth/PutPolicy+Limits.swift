@@ -28,11 +28,14 @@ extension PutPolicy {
     /// - Throws: ``UpError`` `.limitedMimeType` (403).
     public func checkMimeType(_ mimeType: String) throws(UpError) {
         guard let mimeLimit else { return }
-        var list = Substring(mimeLimit)
-        let isDenyList = list.first == "!"
+        // Split by byte, not by Character: a combining mark after `;` glues them into one
+        // grapheme, and `image/png;\u{301}x` would then escape a `!image/png` deny-list.
+        let semicolon = UInt8(ascii: ";")
+        var list = mimeLimit.utf8[...]
+        let isDenyList = list.first == UInt8(ascii: "!")
         if isDenyList { list = list.dropFirst() }
-        let candidate = Self.lowercasedASCII(mimeType.split(separator: ";", maxSplits: 1).first ?? "")
-        let matches = list.split(separator: ";").contains { pattern in
+        let candidate = Self.lowercasedASCII(mimeType.utf8.split(separator: semicolon, maxSplits: 1).first ?? [][...])
+        let matches = list.split(separator: semicolon).contains { pattern in
             let pattern = Self.lowercasedASCII(pattern)
             if pattern.hasSuffix("/*") {
                 return candidate.utf8.starts(with: pattern.utf8.dropLast())
@@ -44,8 +47,8 @@ extension PutPolicy {
         }
     }
 
-    private static func lowercasedASCII(_ text: Substring) -> String {
-        let trimmed = text.utf8.drop(while: { $0 == 0x20 }).reversed().drop(while: { $0 == 0x20 }).reversed()
+    private static func lowercasedASCII(_ text: some Collection<UInt8>) -> String {
+        let trimmed = text.drop(while: { $0 == 0x20 }).reversed().drop(while: { $0 == 0x20 }).reversed()
         return String(decoding: trimmed.map { $0 >= 0x41 && $0 <= 0x5A ? $0 + 32 : $0 }, as: UTF8.self)
     }
 }
