@@ -24,7 +24,8 @@ struct BizServerHarness {
     init(
         rateLimit: BizServerConfiguration.RateLimit = .init(tokensPerSecond: 1000, burst: 1000),
         replay: BizServerConfiguration.ReplayProtection = .init(),
-        demo: (inout BizServerConfiguration.Client) -> Void = { _ in }
+        demo: (inout BizServerConfiguration.Client) -> Void = { _ in },
+        wrapStore: (InMemoryUploadRecordStore) -> any UploadRecordStore = { $0 }
     ) {
         var demoClient = BizServerConfiguration.Client(
             id: "demo", apiKeySHA256: BizServerConfiguration.apiKeyHash(Self.demoKey), bucket: "demo",
@@ -40,7 +41,7 @@ struct BizServerHarness {
         clock = ManualClock(1_900_000_000)
         logs = LogSink.memory()
         server = BizServer(
-            configuration: configuration, store: store, clock: clock, logger: Logger(label: "test", sink: logs))
+            configuration: configuration, store: wrapStore(store), clock: clock, logger: Logger(label: "test", sink: logs))
     }
 
     /// Sends one request through the router.

@@ -2,6 +2,7 @@ import Basics
 import BizServer
 import Foundation
 import HTTPKit
+import Synchronization
 import TestSupport
 import Testing
 import UpCore
@@ -172,4 +173,53 @@ struct CallbackControllerTests {
         let response = await harness.postQBox(target: "/v1/callback", body: body, contentType: QBoxSignature.formContentType)
         #expect(response.status == 413)
     }
+
+    /// The record store failing (its SQLite disk full) is a 503 the up-server's outbox retries,
+    /// never a crash or a 200 without a record; the redelivery once it recovers is recorded once.
+    @Test func aStoreThatCannotWriteAnswers503AndTheRedeliveryIsRecordedOnce() async throws {
+        let failing = DiskSwitch()
+        let harness = BizServerHarness(wrapStore: { FailingUploadRecordStore(base: $0, failing: failing) })
+        let (_, policy) = try await harness.issuedPolicy(#"{"key":"demo/full"}"#)
+        let callback = harness.callback(for: policy, key: "demo/full")
+        let refused = await harness.postQBox(target: callback.target, body: callback.body, contentType: callback.contentType)
+        #expect(refused.status == 503)
+        #expect(refused.errorText == "upload store unavailable, retry later")
+        #expect(await harness.store.count() == 0)
+        #expect(harness.server.metrics.value("upgate_biz_store_errors_total") == 1)
+        #expect(harness.logs.capturedLines.contains { $0.contains("store failed") && $0.contains("database or disk is full") })
+
+        failing.isFull.store(false, ordering: .relaxed)
+        let recorded = await harness.postQBox(target: callback.target, body: callback.body, contentType: callback.contentType)
+        #expect(recorded.status == 200)
+        #expect(try recorded.jsonObject()["key"] as? String == "demo/full")
+        #expect(await harness.store.count() == 1)
+    }
+}
+
+/// Whether ``FailingUploadRecordStore`` refuses writes (it starts refusing).
+private final class DiskSwitch: Sendable {
+    let isFull = Atomic<Bool>(true)
+}
+
+/// An ``UploadRecordStore`` whose writes fail as SQLite's do on a full disk while `failing` is set.
+private struct FailingUploadRecordStore: UploadRecordStore {
+    let base: InMemoryUploadRecordStore
+    let failing: DiskSwitch
+
+    struct DiskFull: Error, CustomStringConvertible {
+        var description: String { "SQLITE_FULL: database or disk is full" }
+    }
+
+    func record(_ upload: NewUploadRecord, receivedAt: Int64) async throws -> (record: UploadRecord, created: Bool) {
+        if failing.isFull.load(ordering: .relaxed) { throw DiskFull() }
+        return try await base.record(upload, receivedAt: receivedAt)
+    }
+
+    func upload(id: String) async throws -> UploadRecord? { try await base.upload(id: id) }
+
+    func uploads(clientID: String, limit: Int, after: String?) async throws -> [UploadRecord] {
+        try await base.uploads(clientID: clientID, limit: limit, after: after)
+    }
+
+    func count() async throws -> Int { try await base.count() }
 }
