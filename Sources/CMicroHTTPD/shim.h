@@ -93,6 +93,16 @@ static inline void cmhd_close_fd(int fd) {
     }
 }
 
+/// 1 if the peer has finished sending (FIN received) and no byte is left to read on `fd`; 0
+/// otherwise (data waiting, still open, or an error). Peeks without blocking or consuming.
+static inline int cmhd_peer_finished(int fd) {
+    char byte;
+    if (fd < 0) {
+        return 0;
+    }
+    return recv(fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT) == 0 ? 1 : 0;
+}
+
 /// Shuts both directions of a connection's socket down without closing it: MHD's own loop then
 /// sees the connection fail and closes it on its thread (the fd stays MHD's to close).
 static inline void cmhd_shutdown_socket(int fd) {

@@ -42,6 +42,10 @@ public final class HTTPServer: Sendable {
     /// request head.
     public var headerTimeouts: Int { daemon.withLock { $0?.headerTimeouts ?? 0 } }
 
+    /// Connections cut so far because their client half-closed in the middle of a request body
+    /// (it can never complete; the handler's body read fails at once instead of at its timeout).
+    public var abandonedBodies: Int { daemon.withLock { $0?.abandonedBodies ?? 0 } }
+
     /// Starts listening and returns the bound port. Throws ``StartError`` if the address is
     /// unusable (not IPv4, in use). Calling it again returns the same port.
     @discardableResult

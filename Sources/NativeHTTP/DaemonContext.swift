@@ -8,7 +8,7 @@ import Glibc
 final class DaemonContext: Sendable {
     let handler: @Sendable (HTTPExchange) -> Void
     let buffering: BodyBuffering
-    let watchdog: HeaderWatchdog
+    let watchdog: ConnectionWatchdog
     private let live = Mutex(Live())
     private let draining = Atomic<Bool>(false)
 
@@ -21,7 +21,7 @@ final class DaemonContext: Sendable {
         var stopFallback: RawResponse?
     }
 
-    init(handler: @escaping @Sendable (HTTPExchange) -> Void, buffering: BodyBuffering, watchdog: HeaderWatchdog) {
+    init(handler: @escaping @Sendable (HTTPExchange) -> Void, buffering: BodyBuffering, watchdog: ConnectionWatchdog) {
         self.handler = handler
         self.buffering = buffering
         self.watchdog = watchdog

@@ -62,6 +62,16 @@ public final class HTTPExchange: Sendable {
     /// Body bytes received from the client so far.
     public var receivedBodyBytes: Int { state.withLock { $0.receivedBytes } }
 
+    /// The body bytes received so far while the request is still reading its body and nothing
+    /// on the Swift side holds the connection back (not suspended, no response given, not
+    /// closed); `nil` otherwise. ``ConnectionWatchdog`` cuts a body that stays here after its
+    /// client has finished sending.
+    var bytesIfReadingUnheld: Int? {
+        state.withLock { s in
+            s.bodyFinished || s.suspended || s.responded || s.closed ? nil : s.receivedBytes
+        }
+    }
+
     /// Sends `response` (once). Returns `false` if a response was already given or the client is
     /// gone; in that case a file body's descriptor is closed here.
     ///

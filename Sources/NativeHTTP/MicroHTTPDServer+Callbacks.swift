@@ -73,7 +73,7 @@ func onAccess(
             request: request, connection: ConnectionHandle(pointer: connection), buffering: context.buffering
         )
         slot.exchange = exchange
-        context.watchdog.headComplete(UInt(bitPattern: Int(bitPattern: connection)))
+        context.watchdog.headComplete(UInt(bitPattern: Int(bitPattern: connection)), exchange: exchange)
         if let stopping = context.register(exchange) {
             // The daemon is stopping: answer at once and start no handler, so this connection is
             // never suspended. A body still arriving is discarded like any early answer's.

@@ -40,7 +40,7 @@ public final class MicroHTTPDServer: Sendable {
         /// connection is closed instead.
         public var discardLimit: Int
         /// Longest time a connection may take to send a request head, counted from accept and
-        /// from the end of the previous request (see ``HeaderWatchdog``); 0 disables the cut.
+        /// from the end of the previous request (see ``ConnectionWatchdog``); 0 disables the cut.
         public var headerTimeoutSeconds: Int
         /// Most simultaneous connections from one IP address; more are refused at accept. 0: no
         /// limit (behind a reverse proxy every client has the proxy's address).
@@ -96,7 +96,7 @@ public final class MicroHTTPDServer: Sendable {
                 lowWater: max(0, options.bodyHighWater / 4),
                 discardLimit: max(0, options.discardLimit)
             ),
-            watchdog: HeaderWatchdog(limitSeconds: options.headerTimeoutSeconds)
+            watchdog: ConnectionWatchdog(limitSeconds: options.headerTimeoutSeconds)
         )
         let flags = MHD_USE_INTERNAL_POLLING_THREAD.rawValue | MHD_USE_EPOLL.rawValue
             | MHD_ALLOW_SUSPEND_RESUME.rawValue
@@ -134,6 +134,10 @@ public final class MicroHTTPDServer: Sendable {
     /// Connections cut so far for taking longer than ``Options/headerTimeoutSeconds`` to send a
     /// request head.
     public var headerTimeouts: Int { context.watchdog.cutConnections }
+
+    /// Connections cut so far because their client finished sending (half-closed) in the middle
+    /// of a request body, which could then never complete (see ``ConnectionWatchdog``).
+    public var abandonedBodies: Int { context.watchdog.abandonedBodies }
 
     /// The exchanges currently in flight (for shutdown: answer the ones still waiting).
     public var inFlightExchanges: [HTTPExchange] { context.exchanges }

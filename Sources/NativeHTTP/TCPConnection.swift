@@ -80,6 +80,13 @@ public final class TCPConnection {
         return Array(buffer.prefix(n))
     }
 
+    /// Holds written bytes back (`TCP_CORK`) until ``shutdownWrite()`` or `corked: false`, so
+    /// they leave in one segment — with the FIN, when it is a shutdown that releases them.
+    public func setCorked(_ corked: Bool) {
+        var value: Int32 = corked ? 1 : 0
+        _ = unsafe setsockopt(descriptor, Int32(IPPROTO_TCP), TCP_CORK, &value, socklen_t(MemoryLayout<Int32>.size))
+    }
+
     /// Half-closes the sending side (the server sees end of request stream).
     public func shutdownWrite() {
         if descriptor >= 0 { _ = Glibc.shutdown(descriptor, Int32(SHUT_WR)) }

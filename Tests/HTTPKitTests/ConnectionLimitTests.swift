@@ -12,7 +12,90 @@ struct ConnectionLimitTests {
     private static func router() -> Router {
         var router = Router()
         router.get("/ok") { _, _ in Response.json(raw: Array(#"{"ok":true}"#.utf8)) }
+        router.put("/stream", body: .stream(maxBytes: 1 << 20)) { request, _ in
+            var total = 0
+            for try await piece in request.bodyStream { total += piece.count }
+            return Response(body: Array("\(total)".utf8))
+        }
+        router.put("/collect", body: .collect(maxBytes: 1 << 20)) { request, _ in
+            Response(body: Array("\(request.body.count)".utf8))
+        }
         return router
+    }
+
+    /// Sends a `PUT` head announcing `length` bytes, then `sent` of them and a FIN in one segment
+    /// (corked), then reads until end of stream. Returns the seconds that took and what arrived.
+    private static func halfClose(
+        port: Int, _ path: String, length: Int, sent: Int, until suffix: String? = nil
+    ) async throws -> (seconds: Double, reply: String) {
+        try await BlockingIO.run {
+            let client = try TCPConnection(port: port)
+            defer { client.close() }
+            try client.write("PUT \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: \(length)\r\n\r\n")
+            Thread.sleep(forTimeInterval: 0.1)  // the head is read; the handler waits for the body
+            client.setCorked(true)
+            try client.write([UInt8](repeating: 7, count: sent))
+            client.shutdownWrite()
+            let started = Date()
+            var reply: [UInt8] = []
+            while Date().timeIntervalSince(started) < 20 {
+                guard let bytes = try? client.read(timeoutMilliseconds: 500) else { continue }
+                if bytes.isEmpty { break }
+                reply += bytes
+                if let suffix, String(decoding: reply, as: UTF8.self).hasSuffix(suffix) { break }
+            }
+            return (Date().timeIntervalSince(started), String(decoding: reply, as: UTF8.self))
+        }
+    }
+
+    /// Found by issue 5's net-fault suite: a client that half-closes in the middle of a body was
+    /// answered only at the handler timeout — in fact never, as MHD does not send while a body is
+    /// incomplete — because MHD's edge-triggered loop misses an end of stream arriving with the
+    /// last bytes. The watchdog cuts it within about two sweeps; the handler fails at once.
+    @Test(arguments: ["/stream", "/collect"])
+    func aClientThatHalfClosesMidBodyIsCutWithinSeconds(_ path: String) async throws {
+        let configuration = HTTPServer.Configuration(
+            threadCount: 2, handlerTimeout: .seconds(15), shutdownGracePeriod: .seconds(2))
+        try await withServer(Self.router(), configuration: configuration) { port, server, logs in
+            let outcome = try await Self.halfClose(port: port, path, length: 100_000, sent: 1000)
+            #expect(outcome.reply.isEmpty)
+            #expect(outcome.seconds < 5, "cut after \(outcome.seconds) s")
+            // The last bytes and the FIN arrive together, which MHD misses on its own (without the
+            // watchdog this waits 20 s and more).
+            #expect(server.abandonedBodies == 1)
+            #expect(try await fetch(port, "GET", "/ok").status == 200)
+            _ = logs
+        }
+    }
+
+    /// The other side of the rule: a client that half-closes after its whole body (some HTTP/1.0
+    /// clients do) still gets its answer, and a body that pauses without a FIN is not cut.
+    @Test func aCompleteBodyBeforeTheFinAndAPausedBodyAreAnswered() async throws {
+        let configuration = HTTPServer.Configuration(
+            threadCount: 2, handlerTimeout: .seconds(15), shutdownGracePeriod: .seconds(2))
+        try await withServer(Self.router(), configuration: configuration) { port, server, _ in
+            for path in ["/stream", "/collect"] {
+                let complete = try await Self.halfClose(port: port, path, length: 5000, sent: 5000, until: "5000")
+                #expect(complete.reply.hasPrefix("HTTP/1.1 200") && complete.reply.hasSuffix("5000"), "\(complete.reply)")
+            }
+            let paused = try await BlockingIO.run { () throws -> String in
+                let client = try TCPConnection(port: port)
+                defer { client.close() }
+                try client.write("PUT /stream HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 2000\r\n\r\n")
+                try client.write([UInt8](repeating: 1, count: 1000))
+                Thread.sleep(forTimeInterval: 2.5)  // two sweeps and more
+                try client.write([UInt8](repeating: 1, count: 1000))
+                var reply: [UInt8] = []
+                while !String(decoding: reply, as: UTF8.self).hasSuffix("2000") {
+                    let bytes = try client.read(timeoutMilliseconds: 3000)
+                    if bytes.isEmpty { break }
+                    reply += bytes
+                }
+                return String(decoding: reply, as: UTF8.self)
+            }
+            #expect(paused.hasPrefix("HTTP/1.1 200") && paused.hasSuffix("2000"), "\(paused)")
+            #expect(server.abandonedBodies == 0)
+        }
     }
 
     @Test func aHeadTricklingInPastTheDeadlineIsCutWhileOthersAreServed() async throws {
