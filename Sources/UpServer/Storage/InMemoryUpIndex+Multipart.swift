@@ -52,19 +52,22 @@ extension InMemoryUpIndex {
 
     /// See `UpIndex.abortUpload(_:)`.
     public func abortUpload(_ id: String) throws -> [BlobID] {
-        guard var upload = state.uploads[id], upload.state == .active else { throw UpIndexError.noSuchUpload }
-        upload.state = .aborted
-        state.uploads[id] = upload
-        let blobs = (state.parts.removeValue(forKey: id) ?? [:]).values.map(\.blob)
-        return state.unreferenced(blobs)
+        try end(id, as: .aborted)
     }
 
     /// See `UpIndex.retireUpload(_:recording:)`.
     public func retireUpload(_ id: String, recording completion: Completion) throws -> [BlobID] {
-        guard var upload = state.uploads[id], upload.state == .active else { throw UpIndexError.noSuchUpload }
-        upload.state = .completed
-        state.uploads[id] = upload
+        let blobs = try end(id, as: .completed)
         if state.completions[completion.key] == nil { state.completions[completion.key] = completion }
+        return blobs
+    }
+
+    /// Moves an active upload to `newState` and drops its parts; returns the parts' blobs that
+    /// nothing else references. Throws `UpIndexError.noSuchUpload` unless the upload is active.
+    private func end(_ id: String, as newState: MultipartUpload.State) throws -> [BlobID] {
+        guard var upload = state.uploads[id], upload.state == .active else { throw UpIndexError.noSuchUpload }
+        upload.state = newState
+        state.uploads[id] = upload
         let blobs = (state.parts.removeValue(forKey: id) ?? [:]).values.map(\.blob)
         return state.unreferenced(blobs)
     }

@@ -105,15 +105,7 @@ extension SQLiteUpIndex {
     /// See `UpIndex.abortUpload(_:)`.
     public func abortUpload(_ id: String) async throws -> [BlobID] {
         try await perform { database in
-            try database.transaction {
-                guard let upload = try Self.upload(id, in: database), upload.state == .active else {
-                    throw UpIndexError.noSuchUpload
-                }
-                let blobs = try Self.parts(id, in: database).values.map(\.blob)
-                try database.run("UPDATE uploads SET state = 'aborted' WHERE id = ?", [.text(upload.id)])
-                try database.run("DELETE FROM parts WHERE upload_id = ?", [.text(upload.id)])
-                return try Self.unreferenced(blobs, in: database)
-            }
+            try database.transaction { try Self.end(id, as: .aborted, in: database) }
         }
     }
 
@@ -121,12 +113,7 @@ extension SQLiteUpIndex {
     public func retireUpload(_ id: String, recording completion: Completion) async throws -> [BlobID] {
         try await perform { database in
             try database.transaction {
-                guard let upload = try Self.upload(id, in: database), upload.state == .active else {
-                    throw UpIndexError.noSuchUpload
-                }
-                let blobs = try Self.parts(id, in: database).values.map(\.blob)
-                try database.run("UPDATE uploads SET state = 'completed' WHERE id = ?", [.text(upload.id)])
-                try database.run("DELETE FROM parts WHERE upload_id = ?", [.text(upload.id)])
+                let blobs = try Self.end(id, as: .completed, in: database)
                 try database.run(
                     "INSERT OR IGNORE INTO completions (\(Self.completionColumns)) VALUES (?, ?, ?, ?, ?, ?)",
                     [
@@ -134,8 +121,20 @@ extension SQLiteUpIndex {
                         .text(completion.etag), completion.result.map { .text($0) } ?? .null,
                         .integer(completion.expiresAt),
                     ])
-                return try Self.unreferenced(blobs, in: database)
+                return blobs
             }
         }
+    }
+
+    /// Moves an active upload to `state` and drops its parts (inside the caller's transaction).
+    ///
+    /// - Returns: The parts' blobs that nothing else references.
+    /// - Throws: `UpIndexError.noSuchUpload` unless the upload is active.
+    private static func end(_ id: String, as state: MultipartUpload.State, in database: SQLiteDatabase) throws -> [BlobID] {
+        guard let upload = try upload(id, in: database), upload.state == .active else { throw UpIndexError.noSuchUpload }
+        let blobs = try parts(id, in: database).values.map(\.blob)
+        try database.run("UPDATE uploads SET state = ? WHERE id = ?", [.text(state.rawValue), .text(upload.id)])
+        try database.run("DELETE FROM parts WHERE upload_id = ?", [.text(upload.id)])
+        return try unreferenced(blobs, in: database)
     }
 }
