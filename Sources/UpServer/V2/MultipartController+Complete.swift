@@ -145,15 +145,12 @@ extension MultipartController {
     /// recording this complete's answer, so that its repeat (a lost reply) gets the answer again
     /// rather than 612. A 579 is recorded without an answer: the repeat tries the callback again.
     private func retire(_ uploadID: String, completion: NewCompletion, etag: String, result: CommitResult) async {
-        let record: Completion
-        switch result {
-        case .stored(let key, let reply):
-            record = Completion(
-                key: completion.key, objectKey: key, etag: etag, result: String(decoding: reply, as: UTF8.self),
-                expiresAt: completion.expiresAt)
-        case .callbackFailed(let key, _):
-            record = Completion(key: completion.key, objectKey: key, etag: etag, result: nil, expiresAt: completion.expiresAt)
+        let (objectKey, answer): (String, String?) = switch result {
+        case .stored(let key, let reply): (key, String(decoding: reply, as: UTF8.self))
+        case .callbackFailed(let key, _): (key, nil)
         }
+        let record = Completion(
+            key: completion.key, objectKey: objectKey, etag: etag, result: answer, expiresAt: completion.expiresAt)
         // Failing here loses nothing stored: the upload stays active until it expires and is swept.
         guard let blobs = try? await services.index.retireUpload(uploadID, recording: record) else { return }
         await remove(blobs)
