@@ -53,20 +53,12 @@ struct V1LoopbackTests {
         let port = try harness.server.start()
         let data = V1Data.bytes(2_000_000, seed: 4)
         let auth = [("Authorization", "UpToken \(harness.token())")]
-        let first = try await BlockingIO.run {
-            try TestHTTPClient.request(port: port, "POST", "/mkblk/\(data.count)", headers: auth, body: Array(data[0..<1_000_000]))
-        }
-        let ctx = try #require(Self.json(first.body)["ctx"] as? String)
-        let blob = try #require(try harness.blob(of: ctx))
         // Announce the whole second chunk, send half of it with wrong bytes, hang up — once its
         // handler holds the block, as a real client's retry comes after its first attempt
         // started (without the wait, the cut-off request's handler could start after the retry's
         // and take the block over from it: a race of the test, not of the server).
-        let client = try TestHTTPClient(port: port)
-        try client.write(Array("POST /bput/\(ctx)/1000000 HTTP/1.1\r\nHost: x\r\nAuthorization: \(auth[0].1)\r\nContent-Length: 1000000\r\n\r\n".utf8))
-        try client.write([UInt8](repeating: 0xEE, count: 500_000))
-        for _ in 0..<200 where !harness.server.services.locks.isHeld(blob) { try await Task.sleep(for: .milliseconds(10)) }
-        #expect(harness.server.services.locks.isHeld(blob))
+        let (ctx, client) = try await Self.halfSentSecondChunk(
+            harness, port: port, data: data, auth: auth[0].1, body: [UInt8](repeating: 0xEE, count: 500_000))
         client.close()
         // The retry takes over from the cut-off request at once, however late libmicrohttpd
         // notices that its client is gone.
@@ -120,17 +112,9 @@ struct V1LoopbackTests {
         let port = try harness.server.start()
         let data = V1Data.bytes(2_000_000, seed: 5)
         let auth = [("Authorization", "UpToken \(harness.token())")]
-        let first = try await BlockingIO.run {
-            try TestHTTPClient.request(port: port, "POST", "/mkblk/\(data.count)", headers: auth, body: Array(data[0..<1_000_000]))
-        }
-        let ctx = try #require(Self.json(first.body)["ctx"] as? String)
-        let blob = try #require(try harness.blob(of: ctx))
         // The stalled request: half its chunk sent, then nothing, the connection left open.
-        let stalled = try TestHTTPClient(port: port)
-        try stalled.write(Array("POST /bput/\(ctx)/1000000 HTTP/1.1\r\nHost: x\r\nAuthorization: \(auth[0].1)\r\nContent-Length: 1000000\r\n\r\n".utf8))
-        try stalled.write(Array(data[1_000_000..<1_500_000]))
-        for _ in 0..<200 where !harness.server.services.locks.isHeld(blob) { try await Task.sleep(for: .milliseconds(10)) }
-        #expect(harness.server.services.locks.isHeld(blob))
+        let (ctx, stalled) = try await Self.halfSentSecondChunk(
+            harness, port: port, data: data, auth: auth[0].1, body: Array(data[1_000_000..<1_500_000]))
         let retried = try await BlockingIO.run {
             try TestHTTPClient.request(port: port, "POST", "/bput/\(ctx)/1000000", headers: auth, body: Array(data[1_000_000...]))
         }
@@ -145,6 +129,26 @@ struct V1LoopbackTests {
         #expect(lines.contains { $0.contains("v1 chunk superseded") && $0.contains("\"level\":\"info\"") }, "\(lines)")
         #expect(!lines.contains { $0.contains("\"level\":\"error\"") }, "\(lines)")
         await harness.server.shutdown()
+    }
+
+    /// Uploads `data`'s first 1,000,000 bytes with mkblk, then starts a bput of the next
+    /// 1,000,000 that sends only `body` and waits until its handler holds the block.
+    /// - Returns: The mkblk's ctx and the bput's still open connection.
+    private static func halfSentSecondChunk(
+        _ harness: UpServerHarness, port: Int, data: [UInt8], auth: String, body: [UInt8]
+    ) async throws -> (ctx: String, connection: TestHTTPClient) {
+        let first = try await BlockingIO.run {
+            try TestHTTPClient.request(
+                port: port, "POST", "/mkblk/\(data.count)", headers: [("Authorization", auth)], body: Array(data[0..<1_000_000]))
+        }
+        let ctx = try #require(Self.json(first.body)["ctx"] as? String)
+        let blob = try #require(try harness.blob(of: ctx))
+        let connection = try TestHTTPClient(port: port)
+        try connection.write(Array("POST /bput/\(ctx)/1000000 HTTP/1.1\r\nHost: x\r\nAuthorization: \(auth)\r\nContent-Length: 1000000\r\n\r\n".utf8))
+        try connection.write(body)
+        for _ in 0..<200 where !harness.server.services.locks.isHeld(blob) { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(harness.server.services.locks.isHeld(blob))
+        return (ctx, connection)
     }
 
     private static func json(_ body: [UInt8]) -> [String: Any] {
