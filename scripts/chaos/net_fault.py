@@ -219,11 +219,7 @@ class FaultProxy:
                     _close(client)
                     _close(upstream)
                 elif kind == "stall-request":
-                    with self.lock:
-                        self.stalls_open += 1
-                    self.closing.wait(plan["stall"])
-                    with self.lock:
-                        self.stalls_open -= 1
+                    self._stall(plan["stall"])
                     _close(client)
                     _close(upstream)
                 return
@@ -234,11 +230,7 @@ class FaultProxy:
                 _close_after(client, reply[:int(plan["reply_cut"] * len(reply))])
                 return
             if kind == "stall-response":
-                with self.lock:
-                    self.stalls_open += 1
-                self.closing.wait(plan["stall"])
-                with self.lock:
-                    self.stalls_open -= 1
+                self._stall(plan["stall"])
                 _close(client)
                 return
             if kind == "delay":
@@ -308,6 +300,14 @@ class FaultProxy:
                 raise ClientGone()
             if not pending:
                 raise ClientGone()
+
+    def _stall(self, seconds):
+        """Holds a connection silent for `seconds` (or until the proxy closes), counted in stalls_open."""
+        with self.lock:
+            self.stalls_open += 1
+        self.closing.wait(seconds)
+        with self.lock:
+            self.stalls_open -= 1
 
     @staticmethod
     def _read_reply(upstream):
