@@ -69,6 +69,18 @@ struct TokenIssuer: Sendable {
             default: throw BizError.limitedMimeType.with(detail: error.detail)
             }
         }
+        // The declared size is a promise the token then holds the uploader to: the up server
+        // refuses anything larger (413), and anything else too with exactSize (403), so a
+        // client cannot ask for a 5-byte token and store 16 GiB under it (issue 10 item 6).
+        if let size = request.fsize {
+            policy.fsizeLimit = size
+            if request.exactSize { policy.fsizeMin = size }
+        }
+        if let clash = request.vars.first(where: { client.vars[$0.name] != nil }) {
+            // Dropping the client's value silently would hand back a token that does not say what
+            // was asked for; the configured one must win, so the request is refused instead.
+            throw BizError.invalidRequest("var '\(clash.name)' is set by the server for this client")
+        }
 
         let constants = Self.constants(client: client, request: request, traceID: traceID)
         switch client.callbackBodyType {
@@ -96,12 +108,12 @@ struct TokenIssuer: Sendable {
     ]
 
     /// Values fixed at signing time: the client id, the trace id and the `x:` variables (the
-    /// client's own, then the configured ones, which win). They are signed into the token, so
-    /// the uploader cannot change them afterwards.
+    /// client's own, then the configured ones; `issue` has refused a clash between them). They
+    /// are signed into the token, so the uploader cannot change them afterwards.
     private static func constants(
         client: BizServerConfiguration.Client, request: TokenRequest, traceID: String
     ) -> [(name: String, value: String)] {
-        var vars = request.vars.filter { client.vars[$0.name] == nil }
+        var vars = request.vars
         vars += client.vars.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
         return [("clientId", client.id), ("traceId", traceID)] + vars
     }
