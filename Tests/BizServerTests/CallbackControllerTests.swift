@@ -217,9 +217,7 @@ private struct FailingUploadRecordStore: UploadRecordStore {
 
     func upload(id: String) async throws -> UploadRecord? { try await base.upload(id: id) }
 
-    func uploads(clientID: String, limit: Int, after: String?) async throws -> [UploadRecord] {
-        try await base.uploads(clientID: clientID, limit: limit, after: after)
-    }
+    func uploads(_ query: UploadQuery) async throws -> [UploadRecord]? { try await base.uploads(query) }
 
     func count() async throws -> Int { try await base.count() }
 }
