@@ -61,6 +61,13 @@ public actor InMemoryUploadRecordStore: UploadRecordStore {
         return Array(records[..<end].reversed().lazy.filter(query.matches).prefix(query.limit))
     }
 
+    /// See `UploadRecordStore.uploadSizes(clientID:endUser:since:)`.
+    public func uploadSizes(clientID: String, endUser: String, since: Int64) -> [UploadSize] {
+        records.filter { UploadQuery.same($0.clientID, clientID) && UploadQuery.same($0.endUser, endUser) && $0.receivedAt >= since }
+            .map { UploadSize(receivedAt: $0.receivedAt, fsize: $0.fsize) }
+            .sorted { $0.receivedAt < $1.receivedAt }
+    }
+
     /// See `UploadRecordStore.count()`.
     public func count() -> Int { records.count }
 }

@@ -153,6 +153,20 @@ public final class SQLiteUploadRecordStore: UploadRecordStore {
         }
     }
 
+    /// See `UploadRecordStore.uploadSizes(clientID:endUser:since:)`; served by the
+    /// (client_id, end_user, received_at) index.
+    public func uploadSizes(clientID: String, endUser: String, since: Int64) async throws -> [UploadSize] {
+        try await perform { state in
+            try state.database.query(
+                """
+                SELECT received_at, fsize FROM upload_records
+                WHERE client_id = ? AND end_user = ? AND received_at >= ? ORDER BY received_at
+                """,
+                [.text(clientID), .text(endUser), .integer(since)]
+            ).map { row in UploadSize(receivedAt: try row.integer(0), fsize: try row.integer(1)) }
+        }
+    }
+
     /// See `UploadRecordStore.count()`.
     public func count() async throws -> Int {
         try await perform { state in

@@ -25,15 +25,19 @@ struct TokenIssuer: Sendable {
 
     /// Builds and signs the policy for `request` from `client`.
     ///
-    /// - Parameter callbackURL: biz-server's own `…/v1/callback` URL as the up server must reach it.
+    /// - Parameters:
+    ///   - subject: Whose token it is; the API client itself unless an end user's JWT said otherwise.
+    ///   - callbackURL: biz-server's own `…/v1/callback` URL as the up server must reach it.
     func issue(
         for client: BizServerConfiguration.Client,
+        subject: TokenSubject? = nil,
         request: TokenRequest,
         now: Int64,
         traceID: String,
         callbackURL: String
     ) throws(BizError) -> IssuedToken {
-        let prefix = client.resolvedKeyPrefix
+        let subject = subject ?? TokenSubject(client)
+        let prefix = subject.keyPrefix
         if let key = request.key, !key.hasPrefix(prefix) {
             throw BizError.keyOutsidePrefix.with(detail: "client \(client.id)")
         }
@@ -51,9 +55,13 @@ struct TokenIssuer: Sendable {
             policy.forceSaveKey = true
         }
         if client.insertOnly { policy.insertOnly = 1 }
-        policy.endUser = client.endUser ?? client.id
+        policy.endUser = subject.endUser
         policy.fsizeMin = client.fsizeMin
         policy.fsizeLimit = client.fsizeLimit
+        if let left = subject.remainingBytes {
+            // What is left of the user's daily bytes bounds this token too (maxBytesPerUserPerDay).
+            policy.fsizeLimit = min(policy.fsizeLimit ?? left, left)
+        }
         policy.mimeLimit = client.mimeLimit
         policy.returnBody = client.returnBody
 

@@ -26,6 +26,10 @@ public protocol UploadRecordStore: Sendable {
     /// the same answer, so one client's ids reveal nothing about another's.
     func uploads(_ query: UploadQuery) async throws -> [UploadRecord]?
 
+    /// The sizes of the records of `endUser` of client `clientID` recorded at or after `since`
+    /// (Unix milliseconds), oldest first: what `maxBytesPerUserPerDay` adds up.
+    func uploadSizes(clientID: String, endUser: String, since: Int64) async throws -> [UploadSize]
+
     /// Number of records (tests and metrics).
     func count() async throws -> Int
 }

@@ -219,5 +219,9 @@ private struct FailingUploadRecordStore: UploadRecordStore {
 
     func uploads(_ query: UploadQuery) async throws -> [UploadRecord]? { try await base.uploads(query) }
 
+    func uploadSizes(clientID: String, endUser: String, since: Int64) async throws -> [UploadSize] {
+        try await base.uploadSizes(clientID: clientID, endUser: endUser, since: since)
+    }
+
     func count() async throws -> Int { try await base.count() }
 }

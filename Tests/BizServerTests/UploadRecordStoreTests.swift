@@ -182,6 +182,22 @@ func upload(
     }
 
     @Test(arguments: StoreKind.allCases)
+    func uploadSizesAreOneUsersSinceATimeOldestFirst(kind: StoreKind) async throws {
+        let file = TemporaryFile()
+        defer { file.remove() }
+        let store = try kind.make(file)
+        for (index, (user, client, at)) in [("u", "client-a", 3000), ("u", "client-a", 1000), ("v", "client-a", 2000),
+                                            ("u", "client-b", 2500), ("u", "client-a", 500)].enumerated() {
+            var new = upload(client: client, key: "k\(index)", fsize: Int64(10 * (index + 1)))
+            new.endUser = user
+            _ = try await store.record(new, receivedAt: Int64(at))
+        }
+        let sizes = try await store.uploadSizes(clientID: "client-a", endUser: "u", since: 1000)
+        #expect(sizes == [UploadSize(receivedAt: 1000, fsize: 20), UploadSize(receivedAt: 3000, fsize: 10)])
+        #expect(try await store.uploadSizes(clientID: "client-a", endUser: "U", since: 0).isEmpty)
+    }
+
+    @Test(arguments: StoreKind.allCases)
     func clientsAreComparedByBytes(kind: StoreKind) async throws {
         let file = TemporaryFile()
         defer { file.remove() }
