@@ -14,6 +14,8 @@ struct TokenController: Sendable {
     let callbackURL: @Sendable () -> String
     /// End users' JWTs, when the configuration has a `jwt` block.
     var endUsers: EndUserAuthenticator? = nil
+    /// `addressRateLimit`, when configured.
+    var addresses: AddressLimiter? = nil
 
     /// Largest accepted request body.
     static let maxBodyBytes = 16 << 10
@@ -37,21 +39,25 @@ struct TokenController: Sendable {
     /// An API client's token.
     func issue(_ request: Request, _ context: RequestContext) throws -> Response {
         try recordingRefusals(context) { () throws(BizError) in
-            let client = try clients.authenticate(authorization: request.headers["Authorization"])
             let now = clock.now()
-            try limiter.take(clientID: client.id, now: now)
+            try addresses?.take(request.remoteAddress, now: now)
+            let caller = try clients.caller(authorization: request.headers["Authorization"])
+            try limiter.take(clientID: caller.client.id, now: now)
             let tokenRequest = try TokenRequest.parse(request.body)
-            return try sign(for: client, subject: nil, tokenRequest, now: now, context)
+            context.addLogFields(["apiKey": .string(caller.keyID)])
+            return try sign(for: caller.client, subject: nil, tokenRequest, now: now, context)
         }
     }
 
-    /// An end user's token when the bearer is a JWT, else an API client's.
+    /// An end user's token when the bearer is a JWT, else an API client's. An issued key
+    /// (`upk_…`) is never taken for a JWT, whatever it contains.
     func issueAny(_ request: Request, _ context: RequestContext) async throws -> Response {
         guard let endUsers, let token = ClientDirectory.bearer(request.headers["Authorization"]),
-              CompactJWT.looksLikeJWT(token)
+              !IssuedAPIKey.hasPrefix(token), CompactJWT.looksLikeJWT(token)
         else { return try issue(request, context) }
         do {
             let now = clock.now()
+            try addresses?.take(request.remoteAddress, now: now)
             let subject = try await endUsers.authenticate(String(token), now: now)
             let tokenRequest = try TokenRequest.parse(request.body)
             let user = try await endUsers.endUser(subject, declared: tokenRequest.fsize, now: now)
