@@ -54,7 +54,7 @@ public final class BizServer: Sendable {
         let bizMetrics = BizMetrics(metrics)
         self.bizMetrics = bizMetrics
         let mac = HMACSHA1(key: Array(configuration.secretKey.utf8))
-        let liveKeys = keys.map { LiveAPIKeys(store: $0, metrics: bizMetrics, logger: logger) }
+        let liveKeys = keys.map { LiveAPIKeys(store: $0, clock: clock, metrics: bizMetrics, logger: logger) }
         self.liveKeys = liveKeys
         let clients = ClientDirectory(configuration.clients, stored: liveKeys, clock: clock)
         let callbackURL = Self.callbackURLProvider(configuration, http.boundPort)

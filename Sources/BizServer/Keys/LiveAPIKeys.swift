@@ -32,7 +32,8 @@ final class LiveAPIKeys: Sendable {
         /// The version the index was loaded at; nil before the first load.
         var version: Int64?
         var byHash: [String: Entry] = [:]
-        /// Ids seen so far and whether each was revoked, to count changes for the metrics.
+        /// Ids seen so far and whether each was revoked, to count changes for the metrics
+        /// (`upgate_biz_api_keys_created_total`, `…_revoked_total`: what happened while this server ran).
         var seen: [String: Bool] = [:]
         /// Whether the last poll failed (failures are logged when they start and when they end).
         var failing = false
@@ -42,11 +43,15 @@ final class LiveAPIKeys: Sendable {
     private let state = Mutex(State())
     private let metrics: BizMetrics
     private let logger: Logger
+    /// When this server started (Unix seconds): on the first load, only keys created or revoked
+    /// since then are counted as news.
+    private let startedAt: Int64
 
-    init(store: any APIKeyStore, metrics: BizMetrics, logger: Logger) {
+    init(store: any APIKeyStore, clock: any WallClock, metrics: BizMetrics, logger: Logger) {
         self.store = store
         self.metrics = metrics
         self.logger = logger
+        startedAt = clock.unixSeconds
     }
 
     /// The active-or-expired stored key with SHA-256 `hash` (revoked keys are not in the index).
@@ -63,28 +68,31 @@ final class LiveAPIKeys: Sendable {
         let keys = try await store.keys()
         state.withLock { state in
             if let current = state.version, current > version { return }
-            let counting = state.version != nil  // the first load is the baseline, not news
+            let firstLoad = state.version == nil
             var byHash: [String: Entry] = [:]
             var created = 0
             var revoked = 0
             for key in keys {
                 let isRevoked = key.revokedAt != nil
-                switch state.seen[key.id] {
-                case nil:
-                    created += 1
-                    if isRevoked { revoked += 1 }
-                case false? where isRevoked: revoked += 1
-                default: break
+                if firstLoad {
+                    if key.createdAt >= startedAt { created += 1 }
+                    if let at = key.revokedAt, at >= startedAt { revoked += 1 }
+                } else {
+                    switch state.seen[key.id] {
+                    case nil:
+                        created += 1
+                        if isRevoked { revoked += 1 }
+                    case false? where isRevoked: revoked += 1
+                    default: break
+                    }
                 }
                 state.seen[key.id] = isRevoked
                 if !isRevoked { byHash[key.keySHA256] = Entry(id: key.id, clientID: key.clientID, expiresAt: key.expiresAt) }
             }
             state.byHash = byHash
             state.version = version
-            if counting {
-                metrics.apiKeysCreated.increment(by: Double(created))
-                metrics.apiKeysRevoked.increment(by: Double(revoked))
-            }
+            metrics.apiKeysCreated.increment(by: Double(created))
+            metrics.apiKeysRevoked.increment(by: Double(revoked))
         }
     }
 

@@ -27,7 +27,8 @@ struct StoreDown: Error {}
     static func make(_ store: any APIKeyStore) -> (LiveAPIKeys, Metrics, LogSink) {
         let metrics = Metrics()
         let logs = LogSink.memory()
-        return (LiveAPIKeys(store: store, metrics: BizMetrics(metrics), logger: Logger(label: "t", sink: logs)), metrics, logs)
+        return (LiveAPIKeys(
+            store: store, clock: ManualClock(1_900_000_000), metrics: BizMetrics(metrics), logger: Logger(label: "t", sink: logs)), metrics, logs)
     }
 
     @Test func followsInsertsAndRevocationsAndReloadsOnlyWhenTheVersionMoved() async throws {
@@ -45,7 +46,7 @@ struct StoreDown: Error {}
         try await live.refresh()
         #expect(live.lookup(hash: key.keySHA256) == nil)
         #expect(await store.keyReads == 2)
-        // The first load is the baseline; only what changed after it is counted.
+        // What the first load finds from before the server started is no news; later changes are.
         #expect(metrics.value("upgate_biz_api_keys_created_total") == 0)
         #expect(metrics.value("upgate_biz_api_keys_revoked_total") == 1)
         try await store.insert(storedKey("key_2"))
