@@ -46,7 +46,7 @@ struct AdminKeysController: Sendable {
     func create(_ request: Request, _ context: RequestContext) async throws(BizError) -> Response {
         let body = try KeyCreationRequest.parse(request.body)
         let created = try await manager.create(
-            client: body.client, name: body.name, expires: body.expires, now: clock.unixSeconds)
+            client: body.client, name: body.name, expires: body.expires, now: clock.now())
         try? await live?.refresh()
         context.addLogFields(["client": .string(created.stored.clientID), "keyId": .string(created.stored.id)])
         return Self.json(created.json, status: 201)

@@ -15,13 +15,14 @@ public struct APIKeyManager: Sendable {
         self.clients = clients
     }
 
-    /// Creates a key for client `clientID` at `now` (Unix seconds).
+    /// Creates a key for client `clientID` at `now` (Unix seconds, with their fraction).
     ///
     /// - Parameters:
     ///   - name: A label, at most 128 bytes without control characters.
     ///   - expires: A ``KeyLifetime`` (`"90d"`); nil: never expires.
     /// - Throws: `BizError` 400 for an unknown client, a bad name or lifetime; 503 when the store fails.
-    public func create(client clientID: String, name: String?, expires: String?, now: Int64) async throws(BizError) -> CreatedAPIKey {
+    public func create(client clientID: String, name: String?, expires: String?, now: Double) async throws(BizError) -> CreatedAPIKey {
+        let createdAt = Int64(now.rounded(.down))
         guard clients.contains(where: { $0.id == clientID }) else {
             throw .invalidRequest("unknown client '\(clientID)' (not in the configuration's clients)")
         }
@@ -31,15 +32,15 @@ public struct APIKeyManager: Sendable {
         }
         var expiresAt: Int64?
         if let expires {
-            guard let seconds = KeyLifetime.seconds(expires) else {
+            guard let lifetime = KeyLifetime.seconds(expires) else {
                 throw .invalidRequest("expires must be \(KeyLifetime.help)")
             }
-            expiresAt = now + seconds
+            expiresAt = createdAt + lifetime
         }
         guard let store else { throw BizError.keyStoreUnavailable.with(detail: "this server was built without a key store") }
-        let issued = IssuedAPIKey.generate()
+        let issued = IssuedAPIKey.generate(milliseconds: Int64((now * 1000).rounded(.down)))
         let stored = StoredAPIKey(
-            id: issued.id, clientID: clientID, name: name, keySHA256: issued.sha256, createdAt: now, expiresAt: expiresAt)
+            id: issued.id, clientID: clientID, name: name, keySHA256: issued.sha256, createdAt: createdAt, expiresAt: expiresAt)
         try await Self.using { try await store.insert(stored) }
         return CreatedAPIKey(stored: stored, key: issued.key)
     }

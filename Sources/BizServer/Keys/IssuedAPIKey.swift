@@ -13,15 +13,18 @@ struct IssuedAPIKey: Sendable {
     /// Prefix of every stored key's id.
     static let idPrefix = "key_"
 
-    /// The public id (`key_` and 16 hex digits, 64 random bits: unique, not secret).
+    /// The public id: `key_`, 12 hex digits of the creation time in Unix milliseconds, 12 random
+    /// ones. Not secret; unique (48 random bits per millisecond, and the store refuses a repeat),
+    /// and in creation order as text, so keys created within one second still list oldest first.
     let id: String
     /// The key; shown once, never stored.
     let key: String
 
-    /// A fresh id and key.
-    static func generate() -> IssuedAPIKey {
-        IssuedAPIKey(
-            id: idPrefix + Hex.encode(SecureRandom.bytes(8)),
+    /// A fresh id and key for a key created at `milliseconds` (Unix time).
+    static func generate(milliseconds: Int64) -> IssuedAPIKey {
+        let time = String(UInt64(clamping: milliseconds) & 0xFFFF_FFFF_FFFF, radix: 16)
+        return IssuedAPIKey(
+            id: idPrefix + String(repeating: "0", count: 12 - time.utf8.count) + time + Hex.encode(SecureRandom.bytes(6)),
             key: prefix + Hex.encode(SecureRandom.bytes(24)))
     }
 

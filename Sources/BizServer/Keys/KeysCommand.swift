@@ -104,7 +104,7 @@ public enum KeysCommand {
             case "create":
                 let created = try await manager.create(
                     client: parsed.value("client") ?? "", name: parsed.value("name"), expires: parsed.value("expires"),
-                    now: now)
+                    now: clock.now())
                 return Outcome(status: 0, output: json ? created.json.serialized() + "\n" : KeysText.created(created))
             case "list":
                 let keys = try await manager.list(client: parsed.value("client"), now: now)

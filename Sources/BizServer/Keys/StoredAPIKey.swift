@@ -1,7 +1,8 @@
 /// An API key kept in the key store (``APIKeyStore``): whose it is and when it stops working —
 /// never the key itself, only its SHA-256 (DESIGN.md, "Secrets").
 public struct StoredAPIKey: Sendable, Equatable {
-    /// Public id (`key_` and 16 hex digits): what `keys list` shows and `keys revoke` takes.
+    /// Public id (`key_` and 24 hex digits, in creation order): what `keys list` shows and
+    /// `keys revoke` takes.
     public var id: String
     /// The `clients[]` entry the key authenticates as.
     public var clientID: String
