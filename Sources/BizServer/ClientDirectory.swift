@@ -20,7 +20,8 @@ struct ClientDirectory: Sendable {
         let keyID: String
     }
 
-    private let clientsByKeyHash: [String: BizServerConfiguration.Client]
+    /// The configured keys, by hash; their `Caller`s are made once here, not per request.
+    private let callersByKeyHash: [String: Caller]
     private let clientsByID: [String: BizServerConfiguration.Client]
     private let stored: LiveAPIKeys?
     private let clock: any WallClock
@@ -28,9 +29,11 @@ struct ClientDirectory: Sendable {
     /// A directory of `clients`' configured keys and, when given, the `stored` ones (whose
     /// expiry is checked against `clock`).
     init(_ clients: [BizServerConfiguration.Client], stored: LiveAPIKeys? = nil, clock: any WallClock = SystemClock()) {
-        var index: [String: BizServerConfiguration.Client] = [:]
-        for client in clients where !client.apiKeySHA256.isEmpty { index[client.apiKeySHA256] = client }
-        clientsByKeyHash = index
+        var index: [String: Caller] = [:]
+        for client in clients where !client.apiKeySHA256.isEmpty {
+            index[client.apiKeySHA256] = Caller(client: client, keyID: APIKeyListing.configurationID(client.id))
+        }
+        callersByKeyHash = index
         clientsByID = Dictionary(clients.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
         self.stored = stored
         self.clock = clock
@@ -48,7 +51,7 @@ struct ClientDirectory: Sendable {
         guard let key = Self.bearer(authorization) else { throw BizError.missingAPIKey }
         guard !key.isEmpty, key.utf8.count <= 512 else { throw BizError.badAPIKey }
         let hash = BizServerConfiguration.apiKeyHash(key)
-        if let client = clientsByKeyHash[hash] { return Caller(client: client, keyID: APIKeyListing.configurationID(client.id)) }
+        if let caller = callersByKeyHash[hash] { return caller }
         guard let entry = stored?.lookup(hash: hash), let client = clientsByID[entry.clientID] else {
             throw BizError.badAPIKey
         }

@@ -44,8 +44,7 @@ struct TokenController: Sendable {
             let caller = try clients.caller(authorization: request.headers["Authorization"])
             try limiter.take(clientID: caller.client.id, now: now)
             let tokenRequest = try TokenRequest.parse(request.body)
-            context.addLogFields(["apiKey": .string(caller.keyID)])
-            return try sign(for: caller.client, subject: nil, tokenRequest, now: now, context)
+            return try sign(for: caller.client, subject: nil, apiKey: caller.keyID, tokenRequest, now: now, context)
         }
     }
 
@@ -61,14 +60,14 @@ struct TokenController: Sendable {
             let subject = try await endUsers.authenticate(String(token), now: now)
             let tokenRequest = try TokenRequest.parse(request.body)
             let user = try await endUsers.endUser(subject, declared: tokenRequest.fsize, now: now)
-            return try sign(for: endUsers.client, subject: TokenSubject(user), tokenRequest, now: now, context)
+            return try sign(for: endUsers.client, subject: TokenSubject(user), apiKey: nil, tokenRequest, now: now, context)
         } catch {
             throw refused(error, context)
         }
     }
 
     private func sign(
-        for client: BizServerConfiguration.Client, subject: TokenSubject?, _ tokenRequest: TokenRequest, now: Double,
+        for client: BizServerConfiguration.Client, subject: TokenSubject?, apiKey: String?, _ tokenRequest: TokenRequest, now: Double,
         _ context: RequestContext
     ) throws(BizError) -> Response {
         let traceID = tokenRequest.traceID ?? TraceID.generate()
@@ -76,9 +75,11 @@ struct TokenController: Sendable {
             for: client, subject: subject, request: tokenRequest, now: Int64(now.rounded(.down)), traceID: traceID,
             callbackURL: callbackURL())
         metrics.tokensIssued.increment([client.id])
-        // On the request's access-log line: one line per request. Never the JWT or the API key.
+        // On the request's access-log line: one line per request. Never the JWT or the API key,
+        // only the key's id (which shows when a rotated-out key has stopped being used).
         context.addLogFields(
-            ["event": "token issued", "client": .string(client.id), "endUser": .string(issued.policy.endUser ?? ""),
+            ["event": "token issued", "client": .string(client.id), "apiKey": .string(apiKey ?? ""),
+             "endUser": .string(issued.policy.endUser ?? ""),
              "trace": .string(traceID), "scope": .string(issued.policy.scope), "deadline": .int(issued.expiresAt)])
         return Response.json(raw: Self.json(issued), headers: ["Cache-Control": "no-store"])
     }
