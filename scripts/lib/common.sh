@@ -111,7 +111,7 @@ build_products() {
         pid=$!
         while kill -0 "$pid" 2>/dev/null; do
             sleep 1
-            progress="$(grep -oE '^\[[0-9]+/[0-9]+\]' "$log" | tail -n 1)"
+            progress="$(grep -oE '^\[[0-9]+/[0-9]+\]' "$log" | tail -n 1 || true)"
             if [[ -t 2 ]]; then
                 printf '\r%s: building %s (%s): %s %d s   ' "$common_name" "$product" "$configuration" \
                     "${progress:-starting}" $((SECONDS - started)) >&2
