@@ -10,6 +10,7 @@
 #   stop_pid PID           SIGTERM, then SIGKILL after 5 s; reaps it
 #   track_pid PID          stopped by pid (all at once) when the script exits, whatever the reason
 #   track_log FILE         its last lines are shown when the script fails
+#   on_exit FUNCTION       run on exit, before the pids are stopped ($common_status: the exit status)
 #   make_work_dir P [K]    sets $work: a temp dir removed on exit (kept when K is non-empty)
 #   "${clean_env[@]}" CMD  CMD without the UPGATE_* overrides of the development keys
 #   build_products CONF P… `swift build -c CONF --product P` for each, with a progress line
@@ -20,6 +21,9 @@
 #
 # Nothing here waits without a bound, and every process it starts is tracked by its pid.
 
+# Sourced once per shell (bootstrap, itself sourced by others, sources it too).
+[[ -n "${common_loaded:-}" ]] && return 0
+common_loaded=1
 UPGATE_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 common_name="${common_name:-$(basename "$0")}"
 common_pids=()
@@ -77,8 +81,10 @@ make_work_dir() {
     common_keep="${2:-}"
 }
 
+common_status=0
 common_cleanup() {
     local status=$? pid log hook
+    common_status=$status   # for the exit hooks
     for hook in "${common_exit_hooks[@]}"; do "$hook" || true; done
     # All at once: each may wait out a grace period for connections left half-open.
     for pid in "${common_pids[@]}"; do stop_pid "$pid" & done
@@ -125,7 +131,7 @@ build_products() {
             tail -n 40 "$log" >&2
             die "swift build -c $configuration --product $product failed (full log: $log)"
         fi
-        say "built $product ($configuration) in $((SECONDS - started)) s$(grep -q '^\[' "$log" || echo ', up to date')"
+        say "built $product ($configuration) in $((SECONDS - started)) s$(grep -q 'Compiling' "$log" || echo ', it was up to date')"
         rm -f "$log"
     done
 }
