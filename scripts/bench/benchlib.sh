@@ -1,6 +1,7 @@
 # What the benchmarks share, on top of scripts/lib/common.sh (source that first, then this).
 #
-#   bench_args ALL LAST "$@"   --quick / --check / --targets LIST / -h (usage: lines 2..LAST of $0)
+#   bench_init NAME ALL LAST "$@"   common_init NAME, cd to the repository, $command_line, then
+#                              --quick / --check / --targets LIST / -h (usage: lines 2..LAST of $0)
 #   want TARGET                whether TARGET is among --targets
 #   settle                     sync the temp dir's disk, wait (bounded) for a calm machine
 #   start_up [LEVEL] / stop_up a fresh release up-server (own data dir, own log) per run
@@ -12,10 +13,13 @@
 #
 # Everything listens on 127.0.0.1 and is stopped by pid (common.sh's track_pid).
 
-# bench_args ALL_TARGETS LAST_USAGE_LINE "$@": sets quick, check, targets.
-bench_args() {
-    local all="$1" last="$2" t
-    shift 2
+# bench_init NAME ALL_TARGETS LAST_USAGE_LINE "$@": sets command_line, quick, check, targets.
+bench_init() {
+    local all="$2" last="$3" t
+    common_init "$1"
+    cd "$UPGATE_ROOT"
+    command_line="scripts/${1}${4:+ ${*:4}}"
+    shift 3
     quick=0 check=0 targets="$all"
     while (($#)); do
         case "$1" in
@@ -75,9 +79,8 @@ settle() {
 
 # --- up-server, one fresh process and data dir per run --------------------------------------------
 up_pid=""; up_url=""; up_runs=0
-up_log_level="${up_log_level:-warning}"
-start_up() {  # [log level]
-    local port data level="${1:-$up_log_level}"
+start_up() {  # [log level, default $up_log_level, else warning]
+    local port data level="${1:-${up_log_level:-warning}}"
     up_runs=$((up_runs + 1))
     port="$(free_port)"
     data="$work/up-data-$up_runs"
