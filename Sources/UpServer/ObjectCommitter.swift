@@ -18,7 +18,8 @@ struct CommitRequest: Sendable {
     var etag: String
     var fsize: Int64
     var segments: [Segment]
-    var protocolName: String
+    /// Which protocol uploaded it: decides the overwrite rule of a bucket-only scope (§1.3).
+    var kind: UploadKind
     /// mkfile idempotency (DESIGN.md): the first result is recorded under this key.
     var completionKey: CompletionKey?
 }
@@ -53,7 +54,11 @@ struct ObjectCommitter: Sendable {
         let mimeType = MimeResolution.resolve(
             detectMime: policy.detectMime, clientMimeType: request.clientMimeType, fname: request.fname,
             key: request.clientKey, sniffed: request.sniffedMimeType)
-        try policy.checkMimeType(mimeType)
+        // §1.3 mimeLimit: matched against the type detected from the content — never the one
+        // the client declared, whatever detectMime says (the put-policy document: the server
+        // "侦测文件内容以判断 MimeType，再用判断值跟指定值进行匹配"). Content the sniffer does not
+        // recognise is application/octet-stream.
+        try policy.checkMimeType(request.sniffedMimeType ?? MimeResolution.fallback)
 
         var variables = MagicVariables(
             bucket: policy.bucket, key: "", etag: request.etag, fsize: request.fsize, mimeType: mimeType,
@@ -71,8 +76,9 @@ struct ObjectCommitter: Sendable {
             segments: request.segments, metadata: Dictionary(request.metadata, uniquingKeysWith: { _, last in last }),
             putTime: now, deleteAfterDays: policy.deleteAfterDays, fileType: policy.fileType ?? 0)
         let callback = callbackEntry(policy: policy, accessKey: request.token.accessKey, variables: variables, now: now)
-        // spec §1.3: "<bucket>:<key>" may overwrite (unless insertOnly); bucket and prefix scopes may not.
-        let mode: PutMode = policy.allowsOverwrite ? .replace : .insertOnly
+        // spec §1.3: "<bucket>:<key>" may overwrite (unless insertOnly); bucket and prefix scopes
+        // may not, except a bucket scope through v1 resumable upload.
+        let mode: PutMode = policy.allowsOverwrite(through: request.kind) ? .replace : .insertOnly
 
         let outcome: PutObjectOutcome
         do {
@@ -105,7 +111,7 @@ struct ObjectCommitter: Sendable {
             }
             return .stored(key: completion.objectKey, reply: Self.defaultReply(key: completion.objectKey, etag: completion.etag))
         case .stored(_, let released, let outboxID):
-            metrics.uploadsCompleted.increment([request.protocolName])
+            metrics.uploadsCompleted.increment([request.kind.rawValue])
             await release(released)
             let result = try await answer(
                 policy: policy, variables: variables, key: key, outboxID: outboxID, callback: callback, now: now)

@@ -91,7 +91,7 @@ struct FormUploadController: Sendable {
             token: upload.token, clientKey: fields.key, fname: fname, clientMimeType: upload.file.contentType,
             sniffedMimeType: MimeSniffer.sniff(file.head), customVariables: fields.customVariables,
             metadata: fields.metadata, etag: file.etag, fsize: file.size, segments: file.segments,
-            protocolName: "form")
+            kind: .form)
         let index = services.index
         return try await services.committer.commit(request, now: services.now) { object, mode, callback in
             let outcome = try await index.putObject(object, mode: mode, completion: nil, callback: callback)

@@ -30,7 +30,7 @@ struct MkfileHandler: Sendable {
         let target = Target(
             fsize: path.fsize, key: path.key, fname: path.fname, mimeType: path.mimeType,
             customVariables: path.customVariables, metadata: path.metadata)
-        return try await make(target, token: token, body: request.body, protocolName: "v1", now: now)
+        return try await make(target, token: token, body: request.body, now: now)
     }
 
     /// `POST /rs-mkfile/<B64 bucket[:key]>/fsize/<n>/...` (§4.4). The entry's bucket must be the
@@ -45,10 +45,10 @@ struct MkfileHandler: Sendable {
             throw UpError(.keyMismatch, detail: "rs-mkfile bucket \(path.bucket), token bucket \(token.policy.bucket)")
         }
         let target = Target(fsize: path.fsize, key: path.key, mimeType: path.mimeType)
-        return try await make(target, token: token, body: request.body, protocolName: "v1", now: now)
+        return try await make(target, token: token, body: request.body, now: now)
     }
 
-    private func make(_ target: Target, token: UpToken, body: [UInt8], protocolName: String, now: Int64)
+    private func make(_ target: Target, token: UpToken, body: [UInt8], now: Int64)
         async throws -> Response
     {
         // §1.3 fsizeLimit: refuse a declared size over the limit before touching any block.
@@ -64,7 +64,7 @@ struct MkfileHandler: Sendable {
             token: token, clientKey: target.key, fname: target.fname, clientMimeType: target.mimeType,
             sniffedMimeType: blocks.sniffedMimeType, customVariables: target.customVariables,
             metadata: target.metadata, etag: blocks.etag, fsize: blocks.fsize, segments: blocks.segments,
-            protocolName: protocolName, completionKey: completion.key)
+            kind: .resumableV1, completionKey: completion.key)
         let index = services.index
         let result = try await services.committer.commit(request, now: now) { object, mode, callback in
             try await index.putObject(object, mode: mode, completion: completion, callback: callback)

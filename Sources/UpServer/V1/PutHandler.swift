@@ -49,7 +49,7 @@ struct PutHandler: Sendable {
                 token: token, clientKey: path.key, fname: path.fname, clientMimeType: path.mimeType,
                 sniffedMimeType: MimeSniffer.sniff(written.sniffWindow), customVariables: path.customVariables,
                 metadata: path.metadata, etag: written.etag, fsize: path.fsize, segments: written.segments,
-                protocolName: "v1-put", completionKey: nil)
+                kind: .singlePut, completionKey: nil)
             let index = services.index
             let result = try await services.committer.commit(commit, now: now) { object, mode, callback in
                 try await index.putObject(object, mode: mode, completion: nil, callback: callback)

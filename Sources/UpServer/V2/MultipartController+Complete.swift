@@ -40,11 +40,11 @@ extension MultipartController {
         let parts = try Self.select(body.parts, from: try await storedParts(uploadID))
         let fsize = parts.reduce(Int64(0)) { $0 + $1.size }
         let etag = Etag.v2(parts: parts.map { Etag.Part(digest: $0.digest, size: $0.size) })
-        let sniffed = await sniff(parts[0])
+        let sniffed = await sniff(parts[0].segment)
 
         var commit = CommitRequest(
             token: token, clientKey: path.key, fname: body.fname, clientMimeType: body.mimeType,
-            sniffedMimeType: sniffed, etag: etag, fsize: fsize, segments: parts.map(\.segment), protocolName: "v2",
+            sniffedMimeType: sniffed, etag: etag, fsize: fsize, segments: parts.map(\.segment), kind: .multipartV2,
             completionKey: completion.key)
         commit.customVariables = body.customVariables
         commit.metadata = body.metadata
@@ -99,8 +99,8 @@ extension MultipartController {
         else { throw UpError(.noSuchUploadID, detail: "\(reason); its object has since been replaced or deleted") }
         var commit = CommitRequest(
             token: token, clientKey: path.key, fname: body.fname, clientMimeType: object.mimeType,
-            sniffedMimeType: object.mimeType, etag: object.etag, fsize: object.fsize, segments: object.segments,
-            protocolName: "v2", completionKey: key)
+            sniffedMimeType: await sniff(object.segments.first), etag: object.etag, fsize: object.fsize,
+            segments: object.segments, kind: .multipartV2, completionKey: key)
         commit.customVariables = body.customVariables
         commit.metadata = body.metadata
         let result = try await services.committer.commit(commit, now: now) { _, _, _ in .alreadyCompleted(completion) }
@@ -129,13 +129,14 @@ extension MultipartController {
         return parts
     }
 
-    /// The MIME type the first part's first 512 bytes show (§1.3 detectMime / mimeLimit).
+    /// The MIME type the first segment's first 512 bytes show (§1.3 detectMime / mimeLimit).
     ///
     /// `nil` if unreadable: a concurrent re-upload of part 1 may just have removed its blob, and
     /// then `completeUpload` refuses the stale segment list anyway.
-    private func sniff(_ first: UploadPart) async -> String? {
+    private func sniff(_ first: Segment?) async -> String? {
         let store = services.store
-        let length = min(Int64(MimeSniffer.windowSize), first.size)
+        guard let first else { return nil }
+        let length = min(Int64(MimeSniffer.windowSize), first.length)
         guard length > 0 else { return nil }
         let bytes = try? await BlockingWork.run { try store.read(first.blob, range: 0..<length) }
         return bytes.flatMap { MimeSniffer.sniff($0) }
