@@ -1,4 +1,5 @@
 import Synchronization
+import TestSupport
 import UpCore
 @testable import UpServer
 

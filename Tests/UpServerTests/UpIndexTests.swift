@@ -1,6 +1,7 @@
 import Foundation
 import NativeCrypto
 import Testing
+import TestSupport
 import UpServer
 
 /// Which implementation a behavioural test runs against; every behaviour must hold for both.

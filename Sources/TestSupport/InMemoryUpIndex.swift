@@ -1,3 +1,4 @@
+public import UpServer
 /// An `UpIndex` in memory: the twin of `SQLiteUpIndex` for handler tests; nothing survives the
 /// process.
 ///

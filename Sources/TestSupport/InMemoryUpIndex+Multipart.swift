@@ -1,3 +1,4 @@
+public import UpServer
 extension InMemoryUpIndex {
     /// See `UpIndex.createUpload(bucket:key:expiresAt:createdAt:)`.
     public func createUpload(bucket: String, key: String?, expiresAt: Int64, createdAt: Int64) -> MultipartUpload {

@@ -1,3 +1,4 @@
+public import UpServer
 extension InMemoryUpIndex {
     /// See `UpIndex.dueCallbacks(now:limit:)`.
     public func dueCallbacks(now: Int64, limit: Int) -> [OutboxEntry] {
