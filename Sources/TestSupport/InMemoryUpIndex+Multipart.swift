@@ -1,6 +1,7 @@
+public import Outbox
 public import UpServer
 extension InMemoryUpIndex {
-    /// See `UpIndex.createUpload(bucket:key:expiresAt:createdAt:)`.
+    /// See `MultipartIndex.createUpload(bucket:key:expiresAt:createdAt:)`.
     public func createUpload(bucket: String, key: String?, expiresAt: Int64, createdAt: Int64) -> MultipartUpload {
         let upload = MultipartUpload(
             id: UpIndexRules.newUploadID(), bucket: bucket, key: key, expiresAt: expiresAt, createdAt: createdAt,
@@ -9,10 +10,10 @@ extension InMemoryUpIndex {
         return upload
     }
 
-    /// See `UpIndex.upload(id:)`.
+    /// See `MultipartIndex.upload(id:)`.
     public func upload(id: String) -> MultipartUpload? { state.uploads[id] }
 
-    /// See `UpIndex.putPart(_:now:)`.
+    /// See `MultipartIndex.putPart(_:now:)`.
     public func putPart(_ part: UploadPart, now: Int64) throws -> BlobID? {
         try UpIndexRules.checkPartNumber(part.partNumber)
         guard let upload = state.uploads[part.uploadID], upload.isUsable(now: now) else {
@@ -23,7 +24,7 @@ extension InMemoryUpIndex {
         return state.unreferenced([old.blob]).first
     }
 
-    /// See `UpIndex.listParts(uploadID:marker:max:)`.
+    /// See `MultipartIndex.listParts(uploadID:marker:max:)`.
     public func listParts(uploadID: String, marker: Int, max: Int) -> PartListing {
         let all = (state.parts[uploadID] ?? [:]).values.filter { $0.partNumber > marker }
             .sorted { $0.partNumber < $1.partNumber }
@@ -31,10 +32,10 @@ extension InMemoryUpIndex {
         return PartListing(parts: page, nextMarker: all.count > page.count ? page.last?.partNumber ?? 0 : 0)
     }
 
-    /// See `UpIndex.completeUpload(_:parts:object:mode:completion:callback:now:)`.
+    /// See `MultipartIndex.completeUpload(_:parts:object:mode:completion:callback:now:)`.
     public func completeUpload(
         _ id: String, parts: [PartReference], object: StoredObject, mode: PutMode, completion: NewCompletion?,
-        callback: NewOutboxEntry?, now: Int64
+        callback: OutboxMessage?, now: Int64
     ) throws -> PutObjectOutcome {
         try transaction { state in
             if let completion, let existing = state.completions[completion.key] { return .alreadyCompleted(existing) }
@@ -46,17 +47,16 @@ extension InMemoryUpIndex {
             state.parts[id] = nil
             return try Self.store(
                 object, mode: mode, completion: completion, callback: callback,
-                extraReleased: stored.values.map(\.blob),
-                in: &state)
+                extraReleased: stored.values.map(\.blob), outbox: outbox, in: &state)
         }
     }
 
-    /// See `UpIndex.abortUpload(_:)`.
+    /// See `MultipartIndex.abortUpload(_:)`.
     public func abortUpload(_ id: String) throws -> [BlobID] {
         try end(id, as: .aborted)
     }
 
-    /// See `UpIndex.retireUpload(_:recording:)`.
+    /// See `MultipartIndex.retireUpload(_:recording:)`.
     public func retireUpload(_ id: String, recording completion: Completion) throws -> [BlobID] {
         let blobs = try end(id, as: .completed)
         if state.completions[completion.key] == nil { state.completions[completion.key] = completion }

@@ -1,12 +1,14 @@
+public import Outbox
 public import UpServer
-/// An `UpIndex` in memory: the twin of `SQLiteUpIndex` for handler tests; nothing survives the
-/// process.
+/// The up-server's index in memory: the twin of `SQLiteUpIndex` (every role — `BlockIndex`,
+/// `MultipartIndex`, `ObjectIndex`, `SweepIndex` — and the callback outbox, ``outbox``) for handler
+/// tests, checked by the same contract suites; nothing survives the process.
 ///
 /// An actor, so calls are serialized the way the SQLite index's transactions are. A change that
 /// touches several tables works on a copy of the state and assigns it back only at the end
 /// (`transaction`), so a throw half-way leaves nothing behind — the same all-or-nothing the
 /// suite checks for SQLite.
-public actor InMemoryUpIndex: UpIndex {
+public actor InMemoryUpIndex: BlockIndex, ObjectIndex, MultipartIndex, SweepIndex {
     /// Bucket and key compared as UTF-8 bytes, as SQLite compares TEXT (Swift's `==` on `String`
     /// would merge canonically equivalent keys that are different keys on the wire).
     struct Name: Hashable {
@@ -24,8 +26,6 @@ public actor InMemoryUpIndex: UpIndex {
         var completions: [CompletionKey: Completion] = [:]
         var uploads: [String: MultipartUpload] = [:]
         var parts: [String: [Int: UploadPart]] = [:]
-        var outbox: [Int64: OutboxEntry] = [:]
-        var lastOutboxID: Int64 = 0
 
         func isReferencedByObject(_ blob: BlobID) -> Bool {
             objects.values.contains { $0.segments.contains { $0.blob == blob } }
@@ -42,6 +42,10 @@ public actor InMemoryUpIndex: UpIndex {
 
     var state = State()
 
+    /// The callback outbox (`SQLiteUpIndex.outbox`'s twin); objects enqueue into it as the last
+    /// step of their all-or-nothing change.
+    public nonisolated let outbox = InMemoryOutbox()
+
     /// Creates an empty index.
     public init() {}
 
@@ -55,7 +59,7 @@ public actor InMemoryUpIndex: UpIndex {
 
     // MARK: Blocks
 
-    /// See `UpIndex.createBlock(_:blockSize:received:crc32:sha1:expiresAt:createdAt:)`.
+    /// See `BlockIndex.createBlock(_:blockSize:received:crc32:sha1:expiresAt:createdAt:)`.
     public func createBlock(
         _ blob: BlobID, blockSize: Int64, received: Int64, crc32: UInt32, sha1: [UInt8]?, expiresAt: Int64,
         createdAt: Int64
@@ -68,7 +72,7 @@ public actor InMemoryUpIndex: UpIndex {
         return record
     }
 
-    /// See `UpIndex.advanceBlock(_:from:to:crc32:sha1:)`.
+    /// See `BlockIndex.advanceBlock(_:from:to:crc32:sha1:)`.
     public func advanceBlock(
         _ blob: BlobID, from expectedOffset: Int64, to newOffset: Int64, crc32: UInt32, sha1: [UInt8]?
     ) throws -> Bool {
@@ -82,7 +86,7 @@ public actor InMemoryUpIndex: UpIndex {
         return true
     }
 
-    /// See `UpIndex.rewindBlock(_:from:to:crc32:)`.
+    /// See `BlockIndex.rewindBlock(_:from:to:crc32:)`.
     public func rewindBlock(_ blob: BlobID, from currentOffset: Int64, to offset: Int64, crc32: UInt32) -> Bool {
         guard offset >= 0, offset < currentOffset, var record = state.blocks[blob], record.sha1 == nil,
             record.offset == currentOffset
@@ -93,25 +97,27 @@ public actor InMemoryUpIndex: UpIndex {
         return true
     }
 
-    /// See `UpIndex.block(_:)`.
+    /// See `BlockIndex.block(_:)`.
     public func block(_ blob: BlobID) -> BlockRecord? { state.blocks[blob] }
 
     // MARK: Objects
 
-    /// See `UpIndex.putObject(_:mode:completion:callback:)`.
+    /// See `ObjectIndex.putObject(_:mode:completion:callback:)`.
     public func putObject(
-        _ object: StoredObject, mode: PutMode, completion: NewCompletion?, callback: NewOutboxEntry?
+        _ object: StoredObject, mode: PutMode, completion: NewCompletion?, callback: OutboxMessage?
     ) throws -> PutObjectOutcome {
         if let completion, let existing = state.completions[completion.key] { return .alreadyCompleted(existing) }
         return try transaction { state in
-            try Self.store(object, mode: mode, completion: completion, callback: callback, extraReleased: [], in: &state)
+            try Self.store(
+                object, mode: mode, completion: completion, callback: callback, extraReleased: [], outbox: outbox,
+                in: &state)
         }
     }
 
     /// The body of `putObject`, shared with `completeUpload`.
     static func store(
-        _ object: StoredObject, mode: PutMode, completion: NewCompletion?, callback: NewOutboxEntry?,
-        extraReleased: [BlobID], in state: inout State
+        _ object: StoredObject, mode: PutMode, completion: NewCompletion?, callback: OutboxMessage?,
+        extraReleased: [BlobID], outbox: InMemoryOutbox, in state: inout State
     ) throws -> PutObjectOutcome {
         let name = Name(object.bucket, object.key)
         let old = state.objects[name]
@@ -124,33 +130,26 @@ public actor InMemoryUpIndex: UpIndex {
                 key: completion.key, objectKey: object.key, etag: object.etag, result: nil,
                 expiresAt: completion.expiresAt)
         }
-        var outboxID: Int64?
-        if let callback {
-            // Mirrors the SQLite schema's CHECK: an entry with nowhere to go is refused.
-            guard !callback.urls.isEmpty else { throw UpIndexError.invalidArgument("callback without URL") }
-            state.lastOutboxID += 1
-            outboxID = state.lastOutboxID
-            state.outbox[state.lastOutboxID] = OutboxEntry(
-                id: state.lastOutboxID, bucket: object.bucket, key: object.key, etag: object.etag, request: callback,
-                attempts: 0, nextAttemptAt: callback.firstAttemptAt, lastError: nil, state: .pending, reply: nil)
-        }
+        // Mirrors the SQLite table's CHECK: a message without a lease is refused.
+        if let callback, callback.leaseSeconds <= 0 { throw UpIndexError.invalidArgument("outbox lease must be > 0") }
         let released = state.unreferenced((old?.segments.map(\.blob) ?? []) + extraReleased)
-        return .stored(object: stored, releasedBlobs: released, outboxID: outboxID)
+        // Last: nothing after it can fail, so the outbox never holds an entry for a rolled-back object.
+        let entry = callback.map { outbox.insert($0, now: object.putTime) }
+        return .stored(object: stored, releasedBlobs: released, callback: entry)
     }
-
-    /// See `UpIndex.object(bucket:key:)`.
+    /// See `ObjectIndex.object(bucket:key:)`.
     public func object(bucket: String, key: String) -> StoredObject? { state.objects[Name(bucket, key)] }
 
-    /// See `UpIndex.deleteObject(bucket:key:)`.
+    /// See `ObjectIndex.deleteObject(bucket:key:)`.
     public func deleteObject(bucket: String, key: String) -> [BlobID]? {
         guard let old = state.objects.removeValue(forKey: Name(bucket, key)) else { return nil }
         return state.unreferenced(old.segments.map(\.blob))
     }
 
-    /// See `UpIndex.completion(_:)`.
+    /// See `ObjectIndex.completion(_:)`.
     public func completion(_ key: CompletionKey) -> Completion? { state.completions[key] }
 
-    /// See `UpIndex.recordCompletionResult(_:result:)`.
+    /// See `ObjectIndex.recordCompletionResult(_:result:)`.
     public func recordCompletionResult(_ key: CompletionKey, result: String) -> String? {
         guard var completion = state.completions[key] else { return nil }
         if completion.result == nil {
@@ -162,17 +161,17 @@ public actor InMemoryUpIndex: UpIndex {
 
     // MARK: Garbage collection
 
-    /// See `UpIndex.expiredBlocks(now:)`.
-    public func expiredBlocks(now: Int64) -> [BlockRecord] {
+    /// Block rows with `expiresAt <= now`.
+    func expiredBlocks(now: Int64) -> [BlockRecord] {
         state.blocks.values.filter { $0.expiresAt <= now }.sorted { $0.blob < $1.blob }
     }
 
-    /// See `UpIndex.expiredUploads(now:)`.
-    public func expiredUploads(now: Int64) -> [MultipartUpload] {
+    /// Upload rows with `expiresAt <= now`, in any state.
+    func expiredUploads(now: Int64) -> [MultipartUpload] {
         state.uploads.values.filter { $0.expiresAt <= now }.sorted { $0.id < $1.id }
     }
 
-    /// See `UpIndex.sweepExpired(now:)`.
+    /// See `SweepIndex.sweepExpired(now:)`.
     public func sweepExpired(now: Int64) -> SweepPlan {
         let uploads = expiredUploads(now: now).map { ($0, (state.parts[$0.id] ?? [:]).values.map(\.blob)) }
         let plan = SweepPlan.make(
@@ -187,7 +186,7 @@ public actor InMemoryUpIndex: UpIndex {
         return plan
     }
 
-    /// See `UpIndex.knownBlobs()`.
+    /// See `SweepIndex.knownBlobs()`.
     public func knownBlobs() -> Set<BlobID> {
         Set(state.blocks.keys)
             .union(state.objects.values.flatMap { $0.segments.map(\.blob) })

@@ -34,7 +34,8 @@ extension UpServer {
             keys: configuration.keys, transport: try transport ?? callbackTransport(), clock: clock,
             timeoutSeconds: configuration.callback.timeoutSeconds, logger: logger)
         return UpServer(
-            configuration: configuration, index: index, store: store, callbacks: callbacks, contextSecret: secret,
+            configuration: configuration, stores: UpStores(blobs: store, index: index, outbox: index.outbox),
+            callbacks: callbacks, contextSecret: secret,
             clock: clock, logger: logger, metrics: metrics, outboxPollInterval: outboxPollInterval)
     }
 

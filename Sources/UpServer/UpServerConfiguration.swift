@@ -1,5 +1,6 @@
 public import Basics
 public import HTTPKit
+public import Outbox
 
 /// Everything up-server needs to run. Defaults are for local development on loopback.
 ///
@@ -104,12 +105,11 @@ public struct UpServerConfiguration: Sendable {
             self.retryMaxDelaySeconds = retryMaxDelaySeconds
         }
 
-        /// Delay before background attempt `attempt` (1-based): base × 2^(attempt-1), capped, or
-        /// nil once `maxRetries` attempts are used up.
-        public func retryDelay(afterAttempt attempt: Int) -> Int64? {
-            guard attempt <= maxRetries else { return nil }
-            let exponent = min(attempt - 1, 30)
-            return min(retryMaxDelaySeconds, retryBaseDelaySeconds << Int64(exponent))
+        /// The callback outbox's schedule: the synchronous attempt, then `maxRetries` background
+        /// ones, `retryBaseDelaySeconds` × 2^(n−1) apart, capped at `retryMaxDelaySeconds`; dead after.
+        public var schedule: OutboxDelivery.Schedule {
+            OutboxDelivery.Schedule(
+                maxAttempts: maxRetries + 1, firstDelay: retryBaseDelaySeconds, maxDelay: retryMaxDelaySeconds)
         }
     }
 

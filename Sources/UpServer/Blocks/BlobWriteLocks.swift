@@ -4,38 +4,17 @@ import Synchronization
 ///
 /// `BlockStore.append` truncates whatever lies past the acknowledged offset, which is right after
 /// a crash and wrong while a second request is writing: two concurrent chunks for one block (a
-/// client retrying while its first attempt still runs) would cut each other's bytes. The handler
-/// takes the blob here for the whole "check offset → append → advance index" step; a second
-/// request for the same blob fails fast instead of waiting (qiniu-protocol.md §4.2: chunks of
-/// one block are strictly sequential, so a concurrent one is a client retry, not a queue).
+/// client retrying while its first attempt still runs) would cut each other's bytes. The bput
+/// handler holds the blob here for the whole "check offset → append → advance index" step, and a
+/// second request for the same blob takes over from the first (``takeOver(_:_:)``;
+/// qiniu-protocol.md §4.2: chunks of one block are strictly sequential, so a concurrent one is a
+/// client retry, not a queue).
 ///
 /// Several up-server nodes sharing one store need a lock the nodes share; this is not it.
 public final class BlobWriteLocks: Sendable {
-    private let held = Mutex<Set<BlobID>>([])
-
-    /// Creates an empty lock table.
+    /// Creates an empty table.
     public init() {}
 
-    /// Runs `body` holding `blob`.
-    ///
-    /// - Throws: `BlockStoreError.busy` if another caller holds `blob`, or what `body` throws.
-    public func withLock<T>(_ blob: BlobID, _ body: () throws -> T) throws -> T {
-        guard held.withLock({ $0.insert(blob).inserted }) else { throw BlockStoreError.busy(blob) }
-        defer { _ = held.withLock { $0.remove(blob) } }
-        return try body()
-    }
-
-    /// Runs async `body` holding `blob`: the v1 chunk step awaits the request body, the disk
-    /// (`BlockingWork`) and the index while it must stay the blob's only writer.
-    ///
-    /// - Throws: `BlockStoreError.busy` if another caller holds `blob`, or what `body` throws.
-    public func withLock<T>(_ blob: BlobID, _ body: () async throws -> T) async throws -> T {
-        guard held.withLock({ $0.insert(blob).inserted }) else { throw BlockStoreError.busy(blob) }
-        defer { _ = held.withLock { $0.remove(blob) } }
-        return try await body()
-    }
-
-    /// Whether some caller holds `blob` now (tests, metrics).
     /// A writer of one blob under ``takeOver(_:_:)``: how to cancel it and when it has stopped.
     private struct Writer: Sendable {
         let id: UInt64
@@ -51,7 +30,7 @@ public final class BlobWriteLocks: Sendable {
     /// This is for bput (qiniu-protocol.md §4.2): a request for the same block at the same
     /// acknowledged offset can only come from a client that gave up on the earlier one — its
     /// connection died, or it timed out — and libmicrohttpd may not notice a dead connection
-    /// until its timeout, so refusing the newcomer (as ``withLock(_:_:)-async`` does) would keep
+    /// until its timeout, so refusing the newcomer would keep
     /// the block stuck for that long. The earlier request was never acknowledged, so stopping it
     /// loses nothing; `append` cuts its unacknowledged bytes back to the offset the newcomer
     /// writes at, and the index's compare-and-set on the offset stops any late advance.
@@ -78,7 +57,6 @@ public final class BlobWriteLocks: Sendable {
         return try await withTaskCancellationHandler { try await task.value } onCancel: { task.cancel() }
     }
 
-    public func isHeld(_ blob: BlobID) -> Bool {
-        held.withLock { $0.contains(blob) } || writers.withLock { $0.current[blob] != nil }
-    }
+    /// Whether some request is writing `blob` now (tests).
+    public func isHeld(_ blob: BlobID) -> Bool { writers.withLock { $0.current[blob] != nil } }
 }

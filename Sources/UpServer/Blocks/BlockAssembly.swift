@@ -30,16 +30,21 @@ struct BlockAssembly: Sendable {
     /// - Parameters:
     ///   - contexts: The ctx texts from the body, in file order.
     ///   - fsize: The declared size from the path.
-    ///   - services: MAC, index and store.
+    ///   - signer: Checks the ctxs.
+    ///   - blocks: Where the blocks' rows are.
+    ///   - blobs: Where the first block's bytes are sniffed.
     ///   - now: Unix seconds, for ctx expiry.
-    static func assemble(contexts: [String], fsize: Int64, services: UpServices, now: Int64) async throws
+    static func assemble(
+        contexts: [String], fsize: Int64, signer: BlockContexts, blocks: any BlockIndex, blobs: any BlockStore,
+        now: Int64
+    ) async throws
         -> BlockAssembly
     {
         var decoded: [BlockContext] = []
         decoded.reserveCapacity(contexts.count)
         for (position, text) in contexts.enumerated() {
             do {
-                decoded.append(try BlockContext.decode(text, mac: services.contextMAC, now: now))
+                decoded.append(try signer.decode(text, now: now))
             } catch {
                 throw UpError(error.code, detail: "mkfile ctx \(position + 1): \(error.detail)")
             }
@@ -51,7 +56,7 @@ struct BlockAssembly: Sendable {
         segments.reserveCapacity(decoded.count)
         digests.reserveCapacity(decoded.count)
         for (position, context) in decoded.enumerated() {
-            guard let blob = V1Request.blob(of: context), let record = try await services.index.block(blob) else {
+            guard let blob = BlockContexts.blob(of: context), let record = try await blocks.block(blob) else {
                 throw UpError(.invalidContext, detail: "mkfile ctx \(position + 1): block unknown or swept")
             }
             guard record.blockSize == Int64(context.blockSize), record.isComplete, let sha1 = record.sha1 else {
@@ -65,7 +70,7 @@ struct BlockAssembly: Sendable {
         return BlockAssembly(
             segments: segments, etag: Etag.fromBlockDigests(digests), fsize: total,
             latestExpiry: decoded.map(\.expiresAt).max() ?? now,
-            sniffedMimeType: try await sniff(segments.first, services: services))
+            sniffedMimeType: try await sniff(segments.first, blobs: blobs))
     }
 
     /// Step 2 above; returns the total size.
@@ -76,7 +81,7 @@ struct BlockAssembly: Sendable {
                 throw UpError(
                     .badRequest, detail: "mkfile ctx \(position + 1) is incomplete (\(block.offset)/\(block.blockSize))")
             }
-            guard position == blocks.count - 1 || block.blockSize == BlockContext.maxBlockSize else {
+            guard position == blocks.count - 1 || block.blockSize == QiniuBlock.size else {
                 throw UpError(
                     .badRequest, detail: "mkfile block \(position + 1) has \(block.blockSize) bytes, not 4 MiB")
             }
@@ -89,9 +94,8 @@ struct BlockAssembly: Sendable {
     }
 
     /// Sniffs the first bytes of the first block (§1.3: `mimeLimit` checks the sniffed type).
-    private static func sniff(_ first: Segment?, services: UpServices) async throws -> String? {
+    private static func sniff(_ first: Segment?, blobs store: any BlockStore) async throws -> String? {
         guard let first, first.length > 0 else { return nil }
-        let store = services.store
         let window = min(Int64(MimeSniffer.windowSize), first.length)
         let bytes = try await BlockingWork.run { try store.read(first.blob, range: 0..<window) }
         return MimeSniffer.sniff(bytes)

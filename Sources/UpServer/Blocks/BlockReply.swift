@@ -37,16 +37,11 @@ struct BlockReply: Equatable {
     ///
     /// - Parameters:
     ///   - record: The block row as advanced (offset, CRC, SHA-1, expiry).
-    ///   - blockID: The ctx's block id (the blob's 16 bytes).
     ///   - chunkCRC: CRC-32 of this request body.
-    ///   - services: For the ctx MAC and the base URL.
-    static func make(record: BlockRecord, blockID: [UInt8], chunkCRC: UInt32, services: UpServices) -> BlockReply {
-        let context = BlockContext(
-            blockID: blockID, blockSize: Int(record.blockSize), offset: Int(record.offset), crc32: record.crc32,
-            expiresAt: record.expiresAt)
-        return BlockReply(
-            context: context.encode(mac: services.contextMAC),
-            checksum: record.sha1.map { URLSafeBase64.encode($0) } ?? "",
-            crc32: chunkCRC, offset: record.offset, host: services.baseURL(), expiredAt: record.expiresAt)
+    ///   - contexts: The ctx MAC and the base URL.
+    static func make(record: BlockRecord, chunkCRC: UInt32, contexts: BlockContexts) -> BlockReply {
+        BlockReply(
+            context: contexts.encode(record), checksum: record.sha1.map { URLSafeBase64.encode($0) } ?? "",
+            crc32: chunkCRC, offset: record.offset, host: contexts.baseURL(), expiredAt: record.expiresAt)
     }
 }

@@ -56,9 +56,8 @@ struct ChunkWriter {
     ///   - resumingCRC: CRC-32 of the block's first `offset` bytes (from the ctx).
     ///   - overflow: What to throw when the body is longer than `capacity` — 400 for mkblk's
     ///     first chunk, 701 for bput (§4.1, §4.2).
-    /// - Returns: Sizes and CRCs. An empty body is a 400: a chunk that carries nothing would
-    ///   only re-issue the same ctx, and no SDK sends one.
-    /// - Throws: `overflow`, `UpError` 400, HTTPKit's body errors (413, disconnect), store errors.
+    /// - Returns: Sizes and CRCs (an empty body is `BlockUpload`'s to refuse).
+    /// - Throws: `overflow`, HTTPKit's body errors (413, disconnect), store errors.
     func write(
         _ body: RequestBodyStream, to blob: BlobID, at offset: Int64, capacity: Int64, resumingCRC: UInt32,
         overflow: UpError
@@ -100,9 +99,10 @@ struct ChunkWriter {
             if let previous = inFlight { _ = try? await previous.value }
             throw error
         }
-        guard count > 0 else { throw UpError(.badRequest, detail: "empty chunk") }
-        metrics.bytesReceived.increment(by: Double(count))
-        metrics.chunks.increment()
+        if count > 0 {
+            metrics.bytesReceived.increment(by: Double(count))
+            metrics.chunks.increment()
+        }
         // Each byte is CRC'd once: the block's CRC is the resumed one extended by this chunk's
         // (for mkblk, resuming from 0 = no bytes, that is the chunk's own).
         let blockCRC = CRC32.combine(resumingCRC, crc, length: count)

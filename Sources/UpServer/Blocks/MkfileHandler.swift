@@ -1,3 +1,4 @@
+import Basics
 import HTTPKit
 import UpCore
 
@@ -10,7 +11,13 @@ import UpCore
 /// a completion record, so a repeat of a finished mkfile with the same fsize, key and ctx list
 /// answers with the first result instead of 701 or 614 (DESIGN.md "mkfile is idempotent").
 struct MkfileHandler: Sendable {
-    let services: UpServices
+    let authorizer: UploadAuthorizer
+    let blocks: any BlockIndex
+    let blobs: any BlockStore
+    let objects: any ObjectIndex
+    let contexts: BlockContexts
+    let committer: ObjectCommitter
+    let clock: any WallClock
 
     /// What the two path shapes have in common.
     private struct Target {
@@ -24,8 +31,8 @@ struct MkfileHandler: Sendable {
 
     /// `POST /mkfile/...` (§4.3).
     func handleMkfile(_ request: Request) async throws -> Response {
-        let now = services.now
-        let token = try services.authorizer.authorize(header: request.headers["Authorization"], now: now)
+        let now = clock.unixSeconds
+        let token = try authorizer.authorize(header: request.headers["Authorization"], now: now)
         let path = try MkfilePath.parse(request.path)
         let target = Target(
             fsize: path.fsize, key: path.key, fname: path.fname, mimeType: path.mimeType,
@@ -38,8 +45,8 @@ struct MkfileHandler: Sendable {
     /// `rotate` are accepted and ignored. The body is the ctx list; the even older form (raw
     /// 20-byte block SHA-1s) is not supported — it is not ctx text, so it is a 400.
     func handleRsMkfile(_ request: Request) async throws -> Response {
-        let now = services.now
-        let token = try services.authorizer.authorize(header: request.headers["Authorization"], now: now)
+        let now = clock.unixSeconds
+        let token = try authorizer.authorize(header: request.headers["Authorization"], now: now)
         let path = try RsMkfilePath.parse(request.path)
         guard path.bucket.utf8.elementsEqual(token.policy.bucket.utf8) else {
             throw UpError(.keyMismatch, detail: "rs-mkfile bucket \(path.bucket), token bucket \(token.policy.bucket)")
@@ -54,21 +61,21 @@ struct MkfileHandler: Sendable {
         // §1.3 fsizeLimit: refuse a declared size over the limit before touching any block.
         try token.policy.checkSize(target.fsize, isFinal: false)
         let contexts = try MkfileBody.parse(body).contexts
-        let blocks = try await BlockAssembly.assemble(
-            contexts: contexts, fsize: target.fsize, services: services, now: now)
+        let assembly = try await BlockAssembly.assemble(
+            contexts: contexts, fsize: target.fsize, signer: self.contexts, blocks: blocks, blobs: blobs, now: now)
         let bucket = token.policy.bucket
         let completion = NewCompletion(
             key: CompletionKey.mkfile(bucket: bucket, key: target.key, fsize: target.fsize, contexts: contexts),
-            expiresAt: max(blocks.latestExpiry, now))
+            expiresAt: max(assembly.latestExpiry, now))
         let request = CommitRequest(
             token: token, clientKey: target.key, fname: target.fname, clientMimeType: target.mimeType,
-            sniffedMimeType: blocks.sniffedMimeType, customVariables: target.customVariables,
-            metadata: target.metadata, etag: blocks.etag, fsize: blocks.fsize, segments: blocks.segments,
+            sniffedMimeType: assembly.sniffedMimeType, customVariables: target.customVariables,
+            metadata: target.metadata, etag: assembly.etag, fsize: assembly.fsize, segments: assembly.segments,
             kind: .resumableV1, completionKey: completion.key)
-        let index = services.index
-        let result = try await services.committer.commit(request, now: now) { object, mode, callback in
-            try await index.putObject(object, mode: mode, completion: completion, callback: callback)
+        let objects = self.objects
+        let result = try await committer.commit(request, now: now) { object, mode, callback in
+            try await objects.putObject(object, mode: mode, completion: completion, callback: callback)
         }
-        return V1Request.response(for: result)
+        return result.response
     }
 }

@@ -1,36 +1,7 @@
 import Basics
 import Foundation
+import Outbox
 import UpCore
-
-/// What a finished upload (form POST, mkfile, v2 complete) hands over to become an object.
-struct CommitRequest: Sendable {
-    var token: UpToken
-    /// The key the client asked for; nil when it supplied none (spec §1.3 "Final key selection").
-    var clientKey: String?
-    var fname: String?
-    var clientMimeType: String?
-    /// Type sniffed from the first bytes (spec §1.3 detectMime / mimeLimit).
-    var sniffedMimeType: String?
-    /// `x:` variables, in the order received.
-    var customVariables: [(name: String, value: String)] = []
-    /// `x-qn-meta-` metadata.
-    var metadata: [(name: String, value: String)] = []
-    var etag: String
-    var fsize: Int64
-    var segments: [Segment]
-    /// Which protocol uploaded it: decides the overwrite rule of a bucket-only scope (§1.3).
-    var kind: UploadKind
-    /// mkfile idempotency (DESIGN.md): the first result is recorded under this key.
-    var completionKey: CompletionKey?
-}
-
-/// The uploader's answer: the JSON to relay (200) or the callback failure (579, object stored).
-enum CommitResult: Sendable, Equatable {
-    /// 200 with this JSON body (returnBody, the default `{"hash","key"}`, or the callback reply).
-    case stored(key: String, reply: [UInt8])
-    /// 579: stored, but no callback URL accepted the callback; the outbox keeps retrying.
-    case callbackFailed(key: String, reason: String)
-}
 
 /// Turns a finished upload into an object exactly as PutPolicy says (spec §1.3): final size and
 /// MIME limits, final key (forceSaveKey / client key / saveKey / etag), scope and overwrite rules
@@ -38,15 +9,20 @@ enum CommitResult: Sendable, Equatable {
 /// callback go into the index in ONE transaction (DESIGN.md: "Callbacks never get lost"), and the
 /// callback is tried once synchronously; a failure leaves it in the outbox for background retries.
 struct ObjectCommitter: Sendable {
-    let index: any UpIndex
-    let store: any BlockStore
-    let callbacks: any CallbackDelivering
-    let configuration: UpServerConfiguration
+    /// Where objects and completion records live.
+    let objects: any ObjectIndex
+    /// Where released blobs are removed.
+    let blobs: any BlockStore
+    /// Enqueues and tries callbacks.
+    let callbacks: CallbackOutbox
+    /// How callbacks are signed.
+    let scheme: UpServerConfiguration.Callback.Scheme
     let metrics: UpMetrics
     let logger: Logger
 
-    /// How the object is written: `putObject` for form/mkfile, `completeUpload` for v2.
-    typealias Writer = @Sendable (StoredObject, PutMode, NewOutboxEntry?) async throws -> PutObjectOutcome
+    /// How the object is written: `ObjectIndex.putObject` for form/mkfile/put,
+    /// `MultipartIndex.completeUpload` for v2; the callback's outbox message goes with it.
+    typealias Writer = @Sendable (StoredObject, PutMode, OutboxMessage?) async throws -> PutObjectOutcome
 
     func commit(_ request: CommitRequest, now: Int64, write: Writer) async throws -> CommitResult {
         let policy = request.token.policy
@@ -75,20 +51,20 @@ struct ObjectCommitter: Sendable {
             bucket: policy.bucket, key: key, etag: request.etag, fsize: request.fsize, mimeType: mimeType,
             segments: request.segments, metadata: Dictionary(request.metadata, uniquingKeysWith: { _, last in last }),
             putTime: now, deleteAfterDays: policy.deleteAfterDays, fileType: policy.fileType ?? 0)
-        let callback = callbackEntry(policy: policy, accessKey: request.token.accessKey, variables: variables, now: now)
+        let callback = callbackMessage(policy: policy, accessKey: request.token.accessKey, variables: variables, object: object)
         // spec §1.3: "<bucket>:<key>" may overwrite (unless insertOnly); bucket and prefix scopes
         // may not, except a bucket scope through v1 resumable upload.
         let mode: PutMode = policy.allowsOverwrite(through: request.kind) ? .replace : .insertOnly
 
         let outcome: PutObjectOutcome
         do {
-            outcome = try await write(object, mode, callback)
+            outcome = try await write(object, mode, callback.map(callbacks.message(for:)))
         } catch UpIndexError.objectExists {
             // Seed 000 / spec §1.3: an insert-only write of identical content is a success.
-            guard let existing = try await index.object(bucket: policy.bucket, key: key),
+            guard let existing = try await objects.object(bucket: policy.bucket, key: key),
                 existing.etag == request.etag
             else { throw UpError(.fileExists, detail: "\(policy.bucket):\(key)") }
-            return try await answer(policy: policy, variables: variables, key: key, outboxID: nil, callback: callback, now: now)
+            return try await answer(policy: policy, variables: variables, key: key, callback: callback.map { .unrecorded($0) }, now: now)
         }
         switch outcome {
         case .alreadyCompleted(let completion):
@@ -100,62 +76,59 @@ struct ObjectCommitter: Sendable {
             // with its reply, or 579 as the first time.
             if let callback, !policy.fetchesKeyFromCallback {
                 let result = try await answer(
-                    policy: policy, variables: variables, key: completion.objectKey, outboxID: nil, callback: callback,
+                    policy: policy, variables: variables, key: completion.objectKey, callback: .unrecorded(callback),
                     now: now)
                 if case .stored(_, let reply) = result {
                     await bookkeeping("record the mkfile result") {
-                        _ = try await index.recordCompletionResult(completion.key, result: String(decoding: reply, as: UTF8.self))
+                        _ = try await objects.recordCompletionResult(completion.key, result: String(decoding: reply, as: UTF8.self))
                     }
                 }
                 return result
             }
             return .stored(key: completion.objectKey, reply: Self.defaultReply(key: completion.objectKey, etag: completion.etag))
-        case .stored(_, let released, let outboxID):
+        case .stored(_, let released, let entry):
             metrics.uploadsCompleted.increment([request.kind.rawValue])
             await release(released)
             let result = try await answer(
-                policy: policy, variables: variables, key: key, outboxID: outboxID, callback: callback, now: now)
+                policy: policy, variables: variables, key: key, callback: entry.map { .enqueued($0) }, now: now)
             if let completionKey = request.completionKey, case .stored(_, let reply) = result {
                 // A repeated, finished mkfile answers with this first result, not 701.
                 await bookkeeping("record the mkfile result") {
-                    _ = try await index.recordCompletionResult(completionKey, result: String(decoding: reply, as: UTF8.self))
+                    _ = try await objects.recordCompletionResult(completionKey, result: String(decoding: reply, as: UTF8.self))
                 }
             }
             return result
         }
     }
 
+    /// A callback to try now: the outbox entry the object was stored with (the attempt is
+    /// recorded there), or, for an upload that was already stored, a try no entry records.
+    private enum Callback {
+        case enqueued(OutboxEntry)
+        case unrecorded(CallbackMessage)
+    }
+
     /// Runs the callback (if any) or renders returnBody.
     private func answer(
-        policy: PutPolicy, variables: MagicVariables, key: String, outboxID: Int64?, callback: NewOutboxEntry?,
-        now: Int64
+        policy: PutPolicy, variables: MagicVariables, key: String, callback: Callback?, now: Int64
     ) async throws -> CommitResult {
-        guard let callback else {
+        let outcome: CallbackOutcome
+        switch callback {
+        case nil:
             // spec §3.6: returnBody (JSON template) or the default {"hash","key"}.
             let reply = policy.returnBody.map { Array(variables.renderJSON($0).utf8) }
                 ?? Self.defaultReply(key: key, etag: variables.etag)
             return .stored(key: key, reply: reply)
+        case .enqueued(let entry): outcome = await callbacks.attemptNow(entry, now: now)
+        case .unrecorded(let message): outcome = await callbacks.deliverUnrecorded(message.request)
         }
-        metrics.callbackAttempts.increment()
-        switch await callbacks.deliver(callback) {
+        switch outcome {
         case .delivered(let reply):
-            if let outboxID {
-                await bookkeeping("mark the callback delivered") {
-                    try await index.markDelivered(outboxID, reply: String(decoding: reply, as: UTF8.self))
-                }
-            }
             if policy.fetchesKeyFromCallback {
                 return try await fetchKey(from: reply, policy: policy, key: key)
             }
             return .stored(key: key, reply: reply)
         case .failed(let reason):
-            metrics.callbackFailures.increment()
-            if let outboxID {
-                let delay = configuration.callback.retryDelay(afterAttempt: 1)
-                await bookkeeping("record the failed callback attempt") {
-                    try await index.markAttemptFailed(outboxID, error: reason, nextAttemptAt: delay.map { now + $0 })
-                }
-            }
             logger.warning("callback failed", ["bucket": .string(policy.bucket), "key": .string(key), "reason": .string(reason)])
             return .callbackFailed(key: key, reason: reason)
         }
@@ -170,25 +143,25 @@ struct ObjectCommitter: Sendable {
         else {
             return .callbackFailed(key: key, reason: "callbackFetchKey reply is not {\"key\",\"payload\"}")
         }
-        if newKey != key, let object = try await index.object(bucket: policy.bucket, key: key) {
+        if newKey != key, let object = try await objects.object(bucket: policy.bucket, key: key) {
             var renamed = object
             renamed.key = newKey
             // The new name first, then the old one: the blobs are referenced throughout, so the
             // delete releases nothing; what the new name replaced is released.
-            if case .stored(_, let released, _) = try await index.putObject(
+            if case .stored(_, let released, _) = try await objects.putObject(
                 renamed, mode: .replace, completion: nil, callback: nil)
             {
                 await release(released)
             }
-            _ = try await index.deleteObject(bucket: policy.bucket, key: key)
+            _ = try await objects.deleteObject(bucket: policy.bucket, key: key)
         }
         return .stored(key: newKey, reply: payload.serializedBytes())
     }
 
-    /// The outbox entry for the policy's callback, rendered (spec §2, §3.1), or nil without one.
-    private func callbackEntry(
-        policy: PutPolicy, accessKey: String, variables: MagicVariables, now: Int64
-    ) -> NewOutboxEntry? {
+    /// The policy's callback for `object`, rendered (spec §2, §3.1), or nil without one.
+    private func callbackMessage(
+        policy: PutPolicy, accessKey: String, variables: MagicVariables, object: StoredObject
+    ) -> CallbackMessage? {
         guard let url = policy.callbackUrl, !url.isEmpty else { return nil }
         let isJSON = policy.callbackBodyType?.lowercased().hasPrefix("application/json") == true
         let template = policy.callbackBody ?? ""
@@ -196,20 +169,21 @@ struct ObjectCommitter: Sendable {
         let urls = MagicVariables.renderCallbackURL(url, body: Array(body.utf8)).split(separator: ";").map {
             String($0).trimmingCharacters(in: .whitespaces)
         }.filter { !$0.isEmpty }
-        return NewOutboxEntry(
+        let request = CallbackRequest(
             urls: urls, host: policy.callbackHost, body: body,
             contentType: isJSON ? "application/json" : QBoxSignature.formContentType,
             // "<scheme>:<AccessKey>": the callback is signed with the key that signed the token.
-            authScheme: configuration.callback.scheme.rawValue + ":" + accessKey, firstAttemptAt: now)
+            authScheme: scheme.rawValue + ":" + accessKey)
+        return CallbackMessage(bucket: object.bucket, key: object.key, etag: object.etag, request: request)
     }
 
     /// An index write after the object's transaction committed: the object, its completion and
     /// its outbox entry are stored, so a failure here (typically a full disk: 503) must not turn
     /// the answer into an error — the client would retry an upload that succeeded, and a v2
     /// complete would find its id completed and get 612, losing its parts. What is lost is
-    /// harmless: an entry not marked delivered stays pending and the outbox retrier delivers it
-    /// again (the receiver deduplicates); a failed attempt not recorded is retried at once; an
-    /// mkfile result not recorded makes a repeated mkfile run the callback again.
+    /// harmless: an mkfile result not recorded makes a repeated mkfile run the callback again.
+    /// (An attempt's outcome the outbox cannot record leaves its entry claimed until the lease
+    /// runs out, then it is delivered again: `OutboxWorker.attempt`.)
     private func bookkeeping(_ what: String, _ write: () async throws -> Void) async {
         do {
             try await write()
@@ -221,7 +195,7 @@ struct ObjectCommitter: Sendable {
     /// Deletes blobs a replaced object no longer uses; best effort (the sweeper finds leftovers).
     private func release(_ blobs: [BlobID]) async {
         guard !blobs.isEmpty else { return }
-        let store = self.store
+        let store = self.blobs
         do {
             try await BlockingWork.run { for blob in blobs { try store.remove(blob) } }
         } catch {

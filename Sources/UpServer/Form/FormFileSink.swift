@@ -17,8 +17,6 @@ import UpCore
 ///
 /// Not Sendable: one request's handler owns it.
 final class FormFileSink {
-    /// Bytes per blob: the v1 block size (§7.1).
-    static let blockSize = Int64(EtagHasher.blockSize)
     /// Largest single append.
     static let writeSize = 256 * 1024
 
@@ -69,10 +67,10 @@ final class FormFileSink {
         var rest = bytes[...]
         while !rest.isEmpty {
             let used = (current?.length ?? 0) + Int64(pending.count)
-            let take = Int(min(Self.blockSize - used, Int64(rest.count)))
+            let take = Int(min(Int64(QiniuBlock.size) - used, Int64(rest.count)))
             pending += rest.prefix(take)
             rest = rest.dropFirst(take)
-            let blockFull = used + Int64(take) == Self.blockSize
+            let blockFull = used + Int64(take) == Int64(QiniuBlock.size)
             if blockFull || pending.count >= Self.writeSize { try await flush(closingBlock: blockFull) }
         }
     }

@@ -23,10 +23,17 @@ struct FormUploadController: Sendable {
     /// largest body. It is also the longest a stalled client can hold the request open.
     static let timeout = Duration.seconds(30 * 60)
 
-    let services: UpServices
+    let authorizer: UploadAuthorizer
+    let blobs: any BlockStore
+    let objects: any ObjectIndex
+    let committer: ObjectCommitter
+    /// `UpServerConfiguration.syncEveryChunk`.
+    let syncEveryChunk: Bool
+    let clock: any WallClock
+    let metrics: UpMetrics
 
     /// Adds `POST /`.
-    func register(on router: inout Router) {
+    func register(on router: inout UpRouter) {
         router.post("/", body: .stream(maxBytes: Self.maxBodyBytes), timeout: Self.timeout) { request, context in
             try await upload(request, context: context)
         }
@@ -37,9 +44,11 @@ struct FormUploadController: Sendable {
         // §6: multipart/form-data with a boundary, else 400.
         guard let contentType = request.headers["Content-Type"],
             let boundary = MultipartFormParser.boundary(fromContentType: contentType)
-        else { throw HTTPError.badRequest("Content-Type must be multipart/form-data with a boundary") }
+        else { throw UpError(.notMultipartForm) }
         var parser = try MultipartFormParser(boundary: boundary)
-        let reader = FormUploadReader(services: services)
+        let reader = FormUploadReader(
+            authorizer: authorizer, sink: FormFileSink(store: blobs, syncEveryWrite: syncEveryChunk), clock: clock,
+            metrics: metrics)
         let witness = StoreWitness()
         do {
             for try await piece in request.bodyStream {
@@ -55,7 +64,7 @@ struct FormUploadController: Sendable {
             let file = try await reader.sink.finish()
             try check(file, upload: upload)
             let result = try await commit(file, upload: upload, witness: witness)
-            services.metrics.bytesReceived.increment(by: Double(file.size))
+            metrics.bytesReceived.increment(by: Double(file.size))
             if !witness.stored {
                 // Same content already under an insert-only key (§1.3): success, but our copy is unused.
                 await discard(reader.sink, context: context)
@@ -75,7 +84,7 @@ struct FormUploadController: Sendable {
         }
         // §1.2 step 3: the deadline bounds the object's creation, so a token that expired while
         // the body was arriving is refused here too.
-        if services.now > upload.token.policy.deadline {
+        if clock.unixSeconds > upload.token.policy.deadline {
             throw UpError(.expiredToken, detail: "expired during the form upload")
         }
     }
@@ -92,9 +101,9 @@ struct FormUploadController: Sendable {
             sniffedMimeType: MimeSniffer.sniff(file.head), customVariables: fields.customVariables,
             metadata: fields.metadata, etag: file.etag, fsize: file.size, segments: file.segments,
             kind: .form)
-        let index = services.index
-        return try await services.committer.commit(request, now: services.now) { object, mode, callback in
-            let outcome = try await index.putObject(object, mode: mode, completion: nil, callback: callback)
+        let objects = self.objects
+        return try await committer.commit(request, now: clock.unixSeconds) { object, mode, callback in
+            let outcome = try await objects.putObject(object, mode: mode, completion: nil, callback: callback)
             witness.markStored()
             return outcome
         }

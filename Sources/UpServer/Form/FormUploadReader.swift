@@ -45,7 +45,9 @@ final class FormUploadReader {
         case skipped
     }
 
-    private let services: UpServices
+    private let authorizer: UploadAuthorizer
+    private let clock: any WallClock
+    private let metrics: UpMetrics
     /// The file's bytes go here.
     let sink: FormFileSink
     private(set) var fields = FormFields()
@@ -55,9 +57,11 @@ final class FormUploadReader {
     private var fileBeforeToken = false
 
     /// A reader for one request.
-    init(services: UpServices) {
-        self.services = services
-        sink = FormFileSink(store: services.store, syncEveryWrite: services.configuration.syncEveryChunk)
+    init(authorizer: UploadAuthorizer, sink: FormFileSink, clock: any WallClock, metrics: UpMetrics) {
+        self.authorizer = authorizer
+        self.sink = sink
+        self.clock = clock
+        self.metrics = metrics
     }
 
     /// Handles the events of one fed piece.
@@ -98,7 +102,7 @@ final class FormUploadReader {
             return
         }
         guard filePart == nil, !fileBeforeToken else {
-            throw HTTPError.badRequest("more than one file part in multipart")
+            throw UpError(.secondFilePart)
         }
         guard fields.token != nil else {
             // Not stored; judged in `finish()` once we know whether a token comes at all.
@@ -107,10 +111,10 @@ final class FormUploadReader {
             return
         }
         // §1.2: token not specified / bad / expired → 401; unknown bucket → 631.
-        token = try services.authorizer.authorize(formToken: fields.token, now: services.now)
+        token = try authorizer.authorize(formToken: fields.token, now: clock.unixSeconds)
         filePart = FilePart(filename: filename, contentType: contentType)
         part = .file
-        services.metrics.uploadsStarted.increment(["form"])
+        metrics.uploadsStarted.increment(["form"])
     }
 
     /// Called after the parser's `finish()`: the form as read.
@@ -121,11 +125,11 @@ final class FormUploadReader {
     func finish() throws -> Upload {
         if fileBeforeToken {
             guard let token = fields.token, !token.isEmpty else { throw UpError(.tokenNotSpecified) }
-            throw HTTPError.badRequest("the token field must come before the file field in multipart")
+            throw UpError(.fileBeforeToken)
         }
         guard let token, let filePart else {
             // §1.2 step 1 comes first: a form without token is 401 even when the file is missing too.
-            _ = try services.authorizer.authorize(formToken: fields.token, now: services.now)
+            _ = try authorizer.authorize(formToken: fields.token, now: clock.unixSeconds)
             throw UpError(.fileNotSpecified)
         }
         return Upload(token: token, fields: fields, file: filePart)

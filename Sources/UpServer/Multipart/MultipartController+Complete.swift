@@ -1,3 +1,4 @@
+import Basics
 import HTTPKit
 import Synchronization
 import UpCore
@@ -20,11 +21,11 @@ extension MultipartController {
     /// during the callback, would then re-upload a file that is stored. Any other use of a
     /// completed or expired id is still 612.
     func complete(_ request: Request, path: MultipartPath, uploadID: String) async throws -> Response {
-        let now = services.now
+        let now = clock.unixSeconds
         let token = try authorize(request, path: path, now: now)
         let body = try CompleteMultipartRequest.parse(request.body)
 
-        guard let upload = try await services.index.upload(id: uploadID), Self.isBound(upload, to: path) else {
+        guard let upload = try await uploads.upload(id: uploadID), Self.isBound(upload, to: path) else {
             throw UpError(.noSuchUploadID, detail: uploadID)
         }
         let completion = NewCompletion(
@@ -51,12 +52,12 @@ extension MultipartController {
 
         let references = parts.map { PartReference(partNumber: $0.partNumber, etag: $0.etag) }
         let sameContentExisted = Mutex(false)
-        let index = services.index
+        let uploads = self.uploads
         let result: CommitResult
         do {
-            result = try await services.committer.commit(commit, now: now) { object, mode, callback in
+            result = try await committer.commit(commit, now: now) { object, mode, callback in
                 do {
-                    return try await index.completeUpload(
+                    return try await uploads.completeUpload(
                         uploadID, parts: references, object: object, mode: mode, completion: completion,
                         callback: callback, now: now)
                 } catch UpIndexError.objectExists {
@@ -72,7 +73,7 @@ extension MultipartController {
         if sameContentExisted.withLock({ $0 }) {
             await retire(uploadID, completion: completion, etag: etag, result: result)
         }
-        return Self.response(result)
+        return result.response
     }
 
     /// A complete for an upload that is no longer active: the first answer if this exact request
@@ -86,15 +87,15 @@ extension MultipartController {
         _ key: CompletionKey, token: UpToken, path: MultipartPath, body: CompleteMultipartRequest, reason: String,
         now: Int64
     ) async throws -> Response {
-        let index = services.index
+        let objects = committer.objects
         // The record outlives expireAt until the sweeper runs; past it the spec's 612 holds.
-        guard let completion = try await index.completion(key), completion.expiresAt > now else {
+        guard let completion = try await objects.completion(key), completion.expiresAt > now else {
             throw UpError(.noSuchUploadID, detail: "\(reason), or completed with another parts list")
         }
         if let result = completion.result {
-            return Self.response(.stored(key: completion.objectKey, reply: Array(result.utf8)))
+            return CommitResult.stored(key: completion.objectKey, reply: Array(result.utf8)).response
         }
-        guard let object = try await index.object(bucket: key.bucket, key: completion.objectKey),
+        guard let object = try await objects.object(bucket: key.bucket, key: completion.objectKey),
             object.etag.utf8.elementsEqual(completion.etag.utf8)
         else { throw UpError(.noSuchUploadID, detail: "\(reason); its object has since been replaced or deleted") }
         var commit = CommitRequest(
@@ -103,8 +104,8 @@ extension MultipartController {
             segments: object.segments, kind: .multipartV2, completionKey: key)
         commit.customVariables = body.customVariables
         commit.metadata = body.metadata
-        let result = try await services.committer.commit(commit, now: now) { _, _, _ in .alreadyCompleted(completion) }
-        return Self.response(result)
+        let result = try await committer.commit(commit, now: now) { _, _, _ in .alreadyCompleted(completion) }
+        return result.response
     }
 
     /// The stored parts `references` name, in order, checked against §5's rules.
@@ -134,7 +135,7 @@ extension MultipartController {
     /// `nil` if unreadable: a concurrent re-upload of part 1 may just have removed its blob, and
     /// then `completeUpload` refuses the stale segment list anyway.
     private func sniff(_ first: Segment?) async -> String? {
-        let store = services.store
+        let store = blobs
         guard let first else { return nil }
         let length = min(Int64(MimeSniffer.windowSize), first.length)
         guard length > 0 else { return nil }
@@ -153,8 +154,8 @@ extension MultipartController {
         let record = Completion(
             key: completion.key, objectKey: objectKey, etag: etag, result: answer, expiresAt: completion.expiresAt)
         // Failing here loses nothing stored: the upload stays active until it expires and is swept.
-        guard let blobs = try? await services.index.retireUpload(uploadID, recording: record) else { return }
-        await remove(blobs)
+        guard let released = try? await uploads.retireUpload(uploadID, recording: record) else { return }
+        await remove(released)
     }
 
     /// The index's refusals as the protocol's errors.
@@ -166,16 +167,6 @@ extension MultipartController {
         // A part was re-uploaded between reading the parts and the write: the segment list is stale.
         case .invalidArgument(let reason): UpError(.badRequest, detail: reason)
         case .notFound: UpError(.noSuchUploadID, detail: uploadID)
-        }
-    }
-
-    /// 200 with the reply, or 579 with the callback failure (§3.4); both `Cache-Control: no-store`.
-    static func response(_ result: CommitResult) -> Response {
-        switch result {
-        case .stored(_, let reply):
-            Response.json(raw: reply, headers: ["Cache-Control": "no-store"])
-        case .callbackFailed(_, let reason):
-            Response.error(status: 579, message: reason, headers: ["Cache-Control": "no-store"])
         }
     }
 }

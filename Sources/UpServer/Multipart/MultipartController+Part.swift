@@ -16,7 +16,7 @@ extension MultipartController {
     /// the policy's `fsizeLimit` over this part plus the other stored parts (§1.3: "check at
     /// mkblk/part time too (cumulative)"). The part size *minimum* is only checked at complete (§5).
     func uploadPart(_ request: Request, path: MultipartPath, uploadID: String, partNumber: Int) async throws -> Response {
-        let now = services.now
+        let now = clock.unixSeconds
         let policy = try authorize(request, path: path, now: now).policy
         let expectedMD5 = try ContentMD5.parse(request.headers["Content-MD5"])
         _ = try await activeUpload(uploadID, path: path, now: now)
@@ -32,9 +32,9 @@ extension MultipartController {
             try policy.checkSize(others + partBytes, isFinal: false)
         }
         // Refuse an announced oversize body before reading it.
-        if let length = request.headers["Content-Length"].flatMap({ Int64($0) }) { try checkTotal(length) }
+        if let length = request.declaredLength { try checkTotal(length) }
 
-        let store = services.store
+        let store = blobs
         let writer = try await BlockingWork.run { try PartWriter.create(in: store) }
         do {
             var batch: [UInt8] = []
@@ -60,18 +60,18 @@ extension MultipartController {
             }
             let part = UploadPart(
                 uploadID: uploadID, partNumber: partNumber, blob: writer.blob, size: summary.size, md5: summary.md5,
-                etag: summary.etag, digest: summary.digest, putTime: services.now)
+                etag: summary.etag, digest: summary.digest, putTime: clock.unixSeconds)
             // The index re-checks that the upload is still usable (it may have been completed,
             // aborted or expired while the body streamed) and replaces an earlier same-numbered part.
             let replaced: BlobID?
             do {
-                replaced = try await services.index.putPart(part, now: services.now)
+                replaced = try await uploads.putPart(part, now: clock.unixSeconds)
             } catch UpIndexError.noSuchUpload {
                 throw UpError(.noSuchUploadID, detail: uploadID)
             }
             if let replaced { await remove([replaced]) }
-            services.metrics.bytesReceived.increment(by: Double(summary.size))
-            services.metrics.chunks.increment()
+            metrics.bytesReceived.increment(by: Double(summary.size))
+            metrics.chunks.increment()
             return Self.reply(.object([("etag", .string(summary.etag)), ("md5", .string(summary.md5))]))
         } catch {
             _ = try? await BlockingWork.run { writer.discard() }
@@ -84,7 +84,7 @@ extension MultipartController {
         var parts: [Int: UploadPart] = [:]
         var marker = 0
         repeat {
-            let page = try await services.index.listParts(uploadID: uploadID, marker: marker, max: Self.maxListedParts)
+            let page = try await uploads.listParts(uploadID: uploadID, marker: marker, max: Self.maxListedParts)
             for part in page.parts { parts[part.partNumber] = part }
             marker = page.nextMarker
         } while marker != 0

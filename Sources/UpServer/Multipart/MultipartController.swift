@@ -21,15 +21,18 @@ struct MultipartController: Sendable {
     /// `max-parts` default and maximum (§5).
     static let maxListedParts = 1000
 
-    let services: UpServices
-
-    /// Creates the controller over the shared services.
-    init(services: UpServices) {
-        self.services = services
-    }
+    let authorizer: UploadAuthorizer
+    let uploads: any MultipartIndex
+    let blobs: any BlockStore
+    let committer: ObjectCommitter
+    /// How long a new uploadId lives (`multipartLifetimeSeconds`).
+    let lifetimeSeconds: Int64
+    let clock: any WallClock
+    let metrics: UpMetrics
+    let logger: Logger
 
     /// Adds the v2 routes to `router`.
-    func register(on router: inout Router) {
+    func register(on router: inout UpRouter) {
         router.post("/buckets/*", body: .collect(maxBytes: Self.maxCompleteBody)) { request, _ in
             let path = try MultipartPath.parse(request.path)
             switch path.resource {
@@ -61,28 +64,28 @@ struct MultipartController: Sendable {
 
     /// `POST …/uploads` (§5 init): `200 {"uploadId","expireAt"}`.
     func initiate(_ request: Request, path: MultipartPath) async throws -> Response {
-        let now = services.now
+        let now = clock.unixSeconds
         _ = try authorize(request, path: path, now: now)
         // §5: expireAt = init + 7 days by default; must be present and non-zero (§9.3).
-        let upload = try await services.index.createUpload(
-            bucket: path.bucket, key: path.key, expiresAt: now + services.configuration.multipartLifetimeSeconds,
+        let upload = try await uploads.createUpload(
+            bucket: path.bucket, key: path.key, expiresAt: now + lifetimeSeconds,
             createdAt: now)
-        services.metrics.uploadsStarted.increment(["v2"])
+        metrics.uploadsStarted.increment(["v2"])
         return Self.reply(.object([("uploadId", .string(upload.id)), ("expireAt", .int(upload.expiresAt))]))
     }
 
     /// `DELETE …/uploads/<id>` (§5 abort): `200 {}`; the parts' blobs are removed.
     func abort(_ request: Request, path: MultipartPath, uploadID: String) async throws -> Response {
-        let now = services.now
+        let now = clock.unixSeconds
         _ = try authorize(request, path: path, now: now)
         _ = try await activeUpload(uploadID, path: path, now: now)
-        let blobs: [BlobID]
+        let released: [BlobID]
         do {
-            blobs = try await services.index.abortUpload(uploadID)
+            released = try await uploads.abortUpload(uploadID)
         } catch UpIndexError.noSuchUpload {
             throw UpError(.noSuchUploadID, detail: "\(uploadID) completed or aborted meanwhile")
         }
-        await remove(blobs)
+        await remove(released)
         return Self.reply(.object([]))
     }
 
@@ -91,14 +94,14 @@ struct MultipartController: Sendable {
     /// `putTime` is Unix **seconds** (the time the part was stored), not Qiniu's 100 ns units of
     /// object stat: no SDK reads it, and seconds are what `expireAt` uses in the same reply.
     func listParts(_ request: Request, path: MultipartPath, uploadID: String) async throws -> Response {
-        let now = services.now
+        let now = clock.unixSeconds
         _ = try authorize(request, path: path, now: now)
         let upload = try await activeUpload(uploadID, path: path, now: now)
         let max = try Self.queryInteger(request, names: ["max-parts"]) ?? Self.maxListedParts
         // §5: the docs spell `part-number-marker`, api-specs YAML `part-number_marker`; accept both.
         let marker = try Self.queryInteger(request, names: ["part-number-marker", "part-number_marker"]) ?? 0
         guard max >= 1 else { throw UpError(.badRequest, detail: "max-parts must be at least 1") }
-        let listing = try await services.index.listParts(
+        let listing = try await uploads.listParts(
             uploadID: uploadID, marker: marker, max: min(max, Self.maxListedParts))
         let parts = listing.parts.map { part in
             JSONValue.object([
@@ -125,9 +128,9 @@ struct MultipartController: Sendable {
     /// the token's scope does not name is `403 key doesn't match with scope` — the token is valid,
     /// it just does not cover this object (§1.3 "Wrong key → 403", applied to the bucket part).
     func authorize(_ request: Request, path: MultipartPath, now: Int64) throws(UpError) -> UpToken {
-        let token = try services.authorizer.authorize(header: request.headers["Authorization"], now: now)
+        let token = try authorizer.authorize(header: request.headers["Authorization"], now: now)
         guard token.policy.bucket.utf8.elementsEqual(path.bucket.utf8) else {
-            guard services.authorizer.buckets.contains(path.bucket) else {
+            guard authorizer.buckets.contains(path.bucket) else {
                 throw UpError(.noSuchBucket, detail: path.bucket)
             }
             throw UpError(.keyMismatch, detail: "token bucket \(token.policy.bucket), path bucket \(path.bucket)")
@@ -139,7 +142,7 @@ struct MultipartController: Sendable {
     /// The upload `id` if it is active, not expired at `now`, and bound to the path's bucket and
     /// key; otherwise `612 no such uploadId` with that exact text (§5: go/Java SDKs match it).
     func activeUpload(_ id: String, path: MultipartPath, now: Int64) async throws -> MultipartUpload {
-        guard let upload = try await services.index.upload(id: id), upload.isUsable(now: now),
+        guard let upload = try await uploads.upload(id: id), upload.isUsable(now: now),
             Self.isBound(upload, to: path)
         else { throw UpError(.noSuchUploadID, detail: id) }
         return upload
@@ -163,11 +166,11 @@ struct MultipartController: Sendable {
     /// Removes blobs nothing references any more; best effort (the sweeper finds leftovers).
     func remove(_ blobs: [BlobID]) async {
         guard !blobs.isEmpty else { return }
-        let store = services.store
+        let store = self.blobs
         do {
             try await BlockingWork.run { for blob in blobs { try store.remove(blob) } }
         } catch {
-            services.logger.warning("could not remove part blobs", ["error": .string("\(error)")])
+            logger.warning("could not remove part blobs", ["error": .string("\(error)")])
         }
     }
 
@@ -177,7 +180,7 @@ struct MultipartController: Sendable {
     }
 
     /// A method the path's resource does not have (e.g. `PUT …/uploads`).
-    static let methodNotAllowed = HTTPError(status: 405, message: "method not allowed")
+    static let methodNotAllowed = UpError(.methodNotAllowed, detail: "v2 resource without this method")
 
     /// The first of `names` present in the query as a non-negative integer; `nil` if none is present.
     static func queryInteger(_ request: Request, names: [String]) throws(UpError) -> Int? {

@@ -9,32 +9,27 @@ import UpCore
 ///   (the code Qiniu's rs uses for a missing file, §8 "resource missing"; the Python SDK's
 ///   `BucketManager.stat` POSTs).
 /// - `GET /download/<EncodedEntryURI>` → the object's bytes (`ObjectDownload`).
-/// - `GET /admin/outbox?state=pending|delivered|failed&limit=N` → the callback outbox.
+///
+/// (The callback outbox's view, `/admin/outbox`, is `OutboxAdminController`.)
 struct ManagementController: Sendable {
-    /// Largest `/admin/outbox` page.
-    static let maxListLimit = 1000
-
-    let services: UpServices
+    let objects: any ObjectIndex
+    let blobs: any BlockStore
     let authenticator: ManagementAuthenticator
-
-    /// Creates the controller; keys come from the configuration.
-    init(services: UpServices) {
-        self.services = services
-        authenticator = ManagementAuthenticator(keys: KeyRing(services.configuration.keys))
-    }
+    /// Buckets that exist (`UpServerConfiguration.buckets`).
+    let buckets: Set<String>
+    let clock: any WallClock
 
     /// Adds the routes.
-    func register(on router: inout Router) {
+    func register(on router: inout UpRouter) {
         let stat: HTTPHandler = { request, _ in try await self.stat(request) }
         router.get("/stat/:entry", handler: stat)
         router.post("/stat/:entry", body: .collect(maxBytes: 64 << 10), handler: stat)
         router.get("/download/:entry") { request, _ in try await self.download(request) }
-        router.get("/admin/outbox") { request, _ in try await self.outbox(request) }
     }
 
     /// `/stat/<EncodedEntryURI>`.
     func stat(_ request: Request) async throws -> Response {
-        _ = try authenticator.authenticate(request, now: services.now)
+        _ = try authenticator.authenticate(request, now: clock.unixSeconds)
         let object = try await object(for: request)
         var members: [(key: String, value: JSONValue)] = [
             ("fsize", .int(object.fsize)), ("hash", .string(object.etag)), ("mimeType", .string(object.mimeType)),
@@ -50,23 +45,12 @@ struct ManagementController: Sendable {
 
     /// `/download/<EncodedEntryURI>`.
     func download(_ request: Request) async throws -> Response {
-        _ = try authenticator.authenticate(request, now: services.now)
+        _ = try authenticator.authenticate(request, now: clock.unixSeconds)
         let object = try await object(for: request)
-        let body: Response.Body
-        do {
-            body = try await ObjectDownload(store: services.store).body(for: object)
-        } catch {
-            if InsufficientStorage.isNoSpace(error) {
-                // A large multi-segment object is joined in a scratch file on the data disk
-                // (ObjectDownload): with that disk full, the object is intact but cannot be
-                // served until space returns — the same retryable 503 as an upload gets.
-                throw UpError.insufficientStorage("download \(object.bucket):\(object.key): \(error)")
-            }
-            services.logger.error("download: cannot read object", [
-                "bucket": .string(object.bucket), "key": .string(object.key), "error": .string("\(error)"),
-            ])
-            throw UpError(.internalError, detail: "download \(object.bucket):\(object.key)")
-        }
+        // A failure to read is the boundary's: a full disk (a large multi-segment object is
+        // joined in a scratch file on the data disk, `ObjectDownload`) is the retryable 503 an
+        // upload gets, anything else a logged 599.
+        let body = try await ObjectDownload(store: blobs).body(for: object)
         return Response(
             status: 200,
             headers: [
@@ -75,55 +59,18 @@ struct ManagementController: Sendable {
             body: body)
     }
 
-    /// `/admin/outbox`.
-    func outbox(_ request: Request) async throws -> Response {
-        _ = try authenticator.authenticate(request, now: services.now)
-        let stateText = request.queryItem("state") ?? OutboxEntry.State.pending.rawValue
-        guard let state = OutboxEntry.State(rawValue: stateText) else {
-            throw UpError(.badRequest, detail: "state must be pending, delivered or failed")
-        }
-        var limit = 100
-        if let text = request.queryItem("limit") {
-            guard let value = Int(text), value > 0 else { throw UpError(.badRequest, detail: "limit must be > 0") }
-            limit = min(value, Self.maxListLimit)
-        }
-        let entries = try await services.index.listOutbox(state: state, limit: limit)
-        let items = entries.map(Self.json(for:))
-        let body = JSONValue.object([("state", .string(state.rawValue)), ("items", .array(items))])
-        return Response.json(raw: body.serializedBytes(), headers: ["Cache-Control": "no-store"])
-    }
-
-    /// One outbox entry for the listing: URLs without their query (it may carry a token), no body.
-    static func json(for entry: OutboxEntry) -> JSONValue {
-        var members: [(key: String, value: JSONValue)] = [
-            ("id", .int(entry.id)), ("bucket", .string(entry.bucket)), ("key", .string(entry.key)),
-            ("hash", .string(entry.etag)), ("state", .string(entry.state.rawValue)),
-            ("attempts", .int(Int64(entry.attempts))), ("nextAttemptAt", .int(entry.nextAttemptAt)),
-            ("urls", .array(entry.request.urls.map { .string(CallbackURL.redacted($0)) })),
-        ]
-        if let error = entry.lastError { members.append(("lastError", .string(error))) }
-        if let reply = entry.reply { members.append(("reply", .string(reply))) }
-        return .object(members)
-    }
-
     /// The object named by the route's `entry`: 400 for a malformed entry or one without a key,
     /// 631 for an unknown bucket, 612 when there is no such object.
     private func object(for request: Request) async throws -> StoredObject {
         guard let encoded = request.parameters["entry"], let entry = EncodedEntryURI.decode(encoded),
             let key = entry.key
         else { throw UpError(.badRequest, detail: "bad EncodedEntryURI") }
-        guard services.configuration.buckets.contains(entry.bucket) else {
+        guard buckets.contains(entry.bucket) else {
             throw UpError(.noSuchBucket, detail: entry.bucket)
         }
-        guard let object = try await services.index.object(bucket: entry.bucket, key: key) else {
+        guard let object = try await objects.object(bucket: entry.bucket, key: key) else {
             throw UpError(.noSuchFile, detail: "\(entry.bucket):\(key)")
         }
         return object
     }
-}
-
-extension UpError.Code {
-    /// 612 for a missing object, with the text Qiniu's rs answers `stat` with (§8: 612
-    /// "resource missing").
-    static let noSuchFile = UpError.Code(status: 612, message: "no such file or directory", name: "no_such_file")
 }

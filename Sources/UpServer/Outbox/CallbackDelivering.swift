@@ -3,8 +3,8 @@
 /// The HTTP implementation (`HTTPCallbackDeliverer`) signs with QBox or Qiniu and uses
 /// HTTPTransport; tests use a scripted double.
 protocol CallbackDelivering: Sendable {
-    /// Tries `entry` once across its URLs; never throws — every failure is an outcome.
-    func deliver(_ entry: NewOutboxEntry) async -> CallbackOutcome
+    /// Tries `request` once across its URLs; never throws — every failure is an outcome.
+    func deliver(_ request: CallbackRequest) async -> CallbackOutcome
 }
 
 /// What one delivery attempt came to.

@@ -6,7 +6,7 @@ import UpCore
 /// Sends upload callbacks over HTTP (qiniu-protocol.md §3.1–§3.4): every URL of the entry in
 /// turn, signed with QBox (default) or Qiniu, until one answers 200 with a JSON body.
 ///
-/// Which key signs: `NewOutboxEntry.authScheme` is `<scheme>` or `<scheme>:<AccessKey>`. The
+/// Which key signs: `CallbackRequest.authScheme` is `<scheme>` or `<scheme>:<AccessKey>`. The
 /// committer writes the AccessKey of the upload token, so the biz-server that issued the token
 /// verifies the callback with the same key pair (what Qiniu does). An entry without one (or
 /// whose key was removed from the configuration since) is signed with the configuration's first
@@ -51,7 +51,7 @@ struct HTTPCallbackDeliverer: CallbackDelivering {
     }
 
     /// Tries every URL once, in order; see `CallbackDelivering.deliver(_:)`.
-    func deliver(_ entry: NewOutboxEntry) async -> CallbackOutcome {
+    func deliver(_ entry: CallbackRequest) async -> CallbackOutcome {
         guard let (scheme, accessKey, mac) = credentials(for: entry.authScheme) else {
             return .failed(reason: "no access key configured to sign the callback")
         }
@@ -84,7 +84,7 @@ struct HTTPCallbackDeliverer: CallbackDelivering {
     /// The request for one URL (§3.1): POST, the stored body and content type (form WITHOUT a
     /// charset — the SDK verifiers sign the body only for that exact string), signed.
     func makeRequest(
-        url: String, entry: NewOutboxEntry, scheme: Scheme, accessKey: String, mac: HMACSHA1
+        url: String, entry: CallbackRequest, scheme: Scheme, accessKey: String, mac: HMACSHA1
     ) -> TransportRequest {
         let body = Array(entry.body.utf8)
         let target = RequestTarget.of(url: url)

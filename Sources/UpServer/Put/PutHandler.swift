@@ -18,7 +18,13 @@ import UpCore
 /// while streaming without a streaming base64 decoder, so the route collects its body — it is
 /// meant for small payloads and limited by ``ResumableController/maxPutB64Body``.
 struct PutHandler: Sendable {
-    let services: UpServices
+    let authorizer: UploadAuthorizer
+    let blobs: any BlockStore
+    let objects: any ObjectIndex
+    let committer: ObjectCommitter
+    let clock: any WallClock
+    let metrics: UpMetrics
+    let logger: Logger
 
     /// The segments written so far, to keep or discard as a whole.
     private struct Written {
@@ -29,15 +35,15 @@ struct PutHandler: Sendable {
 
     /// Handles one request.
     func handle(_ request: Request) async throws -> Response {
-        let now = services.now
-        let token = try services.authorizer.authorize(header: request.headers["Authorization"], now: now)
+        let now = clock.unixSeconds
+        let token = try authorizer.authorize(header: request.headers["Authorization"], now: now)
         let path = try PutPath.parse(request.path)
         try token.policy.checkSize(path.fsize, isFinal: false)
         let body: RequestBodyStream
         if path.isBase64Body {
             body = RequestBodyStream(bytes: try Self.decodeBase64(request.body))
         } else {
-            if let declared = V1Request.contentLength(request), declared != path.fsize {
+            if let declared = request.declaredLength, declared != path.fsize {
                 throw UpError(.badRequest, detail: "put fsize \(path.fsize), Content-Length \(declared)")
             }
             body = request.bodyStream
@@ -50,16 +56,16 @@ struct PutHandler: Sendable {
                 sniffedMimeType: MimeSniffer.sniff(written.sniffWindow), customVariables: path.customVariables,
                 metadata: path.metadata, etag: written.etag, fsize: path.fsize, segments: written.segments,
                 kind: .singlePut, completionKey: nil)
-            let index = services.index
-            let result = try await services.committer.commit(commit, now: now) { object, mode, callback in
-                try await index.putObject(object, mode: mode, completion: nil, callback: callback)
+            let objects = self.objects
+            let result = try await committer.commit(commit, now: now) { object, mode, callback in
+                try await objects.putObject(object, mode: mode, completion: nil, callback: callback)
             }
             if let first = blobs.first {
                 // Identical content under an insert-only key succeeds without storing ours.
-                let stored = try await index.object(bucket: token.policy.bucket, key: Self.key(of: result))
+                let stored = try await objects.object(bucket: token.policy.bucket, key: result.key)
                 if stored?.segments.contains(where: { $0.blob == first }) != true { await discard(blobs) }
             }
-            return V1Request.response(for: result)
+            return result.response
         } catch {
             await discard(blobs)
             throw error
@@ -86,16 +92,10 @@ struct PutHandler: Sendable {
         return bytes
     }
 
-    private static func key(of result: CommitResult) -> String {
-        switch result {
-        case .stored(let key, _), .callbackFailed(let key, _): key
-        }
-    }
-
     /// Streams the body into 4 MiB blobs (appending every ``ChunkWriter/bufferLimit`` bytes),
     /// syncing each when full; `blobs` collects every blob created, for cleanup.
     private func ingest(_ body: RequestBodyStream, path: PutPath, blobs: inout [BlobID]) async throws -> Written {
-        let blockSize = Int64(EtagHasher.blockSize)
+        let blockSize = Int64(QiniuBlock.size)
         var hasher = EtagHasher()
         var crc = CRC32()
         var result = Written()
@@ -115,7 +115,7 @@ struct PutHandler: Sendable {
             var rest = piece[...]
             while !rest.isEmpty {
                 if current == nil {
-                    let store = services.store
+                    let store = self.blobs
                     let blob = try await BlockingWork.run { try store.create() }
                     blobs.append(blob)
                     current = (blob, 0)
@@ -148,30 +148,30 @@ struct PutHandler: Sendable {
         if let expected = path.crc32, expected != crc.value {
             throw UpError(.crc32Mismatch, detail: "put crc32 \(expected), body \(crc.value)")
         }
-        services.metrics.bytesReceived.increment(by: Double(total))
+        metrics.bytesReceived.increment(by: Double(total))
         result.etag = hasher.finalize().etag
         return result
     }
 
     private func append(_ bytes: [UInt8], to blob: BlobID, at offset: Int64) async throws -> Int64 {
-        let store = services.store
+        let store = blobs
         return try await BlockingWork.run { try store.append(bytes, to: blob, at: offset) }
     }
 
     /// DESIGN.md: a block's bytes are fsynced when it is complete, before the object names it.
     private func seal(_ blob: BlobID) async throws {
-        let store = services.store
+        let store = blobs
         try await BlockingWork.run { try store.sync(blob) }
     }
 
     /// Removes blobs no object took; best effort (the orphan sweep finds what this misses).
     private func discard(_ blobs: [BlobID]) async {
         guard !blobs.isEmpty else { return }
-        let store = services.store
+        let store = self.blobs
         do {
             try await BlockingWork.run { for blob in blobs { try store.remove(blob) } }
         } catch {
-            services.logger.warning("could not remove blobs of a failed put", ["count": .int(Int64(blobs.count))])
+            logger.warning("could not remove blobs of a failed put", ["count": .int(Int64(blobs.count))])
         }
     }
 }

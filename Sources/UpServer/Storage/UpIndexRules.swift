@@ -1,11 +1,11 @@
+import UpCore
+
 /// Argument checks both `UpIndex` implementations apply, so they refuse the same things.
 public enum UpIndexRules {
-    /// qiniu-protocol.md §4.1: `blockSize` must be 1..4194304.
-    public static let maxBlockSize: Int64 = 4 * 1024 * 1024
-
+    /// qiniu-protocol.md §4.1: `blockSize` must be 1…4 MiB.
     public static func checkBlockSize(_ size: Int64) throws {
-        guard (1...maxBlockSize).contains(size) else {
-            throw UpIndexError.invalidArgument("block size \(size) outside 1...\(maxBlockSize)")
+        guard (1...Int64(QiniuBlock.size)).contains(size) else {
+            throw UpIndexError.invalidArgument("block size \(size) outside 1...\(QiniuBlock.size)")
         }
     }
 

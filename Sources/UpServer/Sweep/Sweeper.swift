@@ -4,14 +4,14 @@
 /// `orphans`), never a row naming a missing blob.
 public struct Sweeper: Sendable {
     /// The metadata.
-    public let index: any UpIndex
+    public let index: any SweepIndex
     /// The bytes.
     public let store: any BlockStore
     /// Running hashes to forget for deleted blobs.
     public let hashes: BlockHashCache?
 
     /// Creates a sweeper over `index` and `store`.
-    public init(index: any UpIndex, store: any BlockStore, hashes: BlockHashCache? = nil) {
+    public init(index: any SweepIndex, store: any BlockStore, hashes: BlockHashCache? = nil) {
         self.index = index
         self.store = store
         self.hashes = hashes

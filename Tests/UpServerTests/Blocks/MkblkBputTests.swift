@@ -28,7 +28,7 @@ struct MkblkBputTests {
         let context = try BlockContext.decode(ctx, mac: harness.contextMAC, now: harness.now)
         #expect(context.blockSize == 9 && context.offset == 9 && context.isComplete)
         #expect(context.crc32 == CRC32.checksum(body))
-        let blob = try #require(V1Request.blob(of: context))
+        let blob = try #require(BlockContexts.blob(of: context))
         let record = try #require(await harness.index.block(blob))
         #expect(record.sha1 == SHA1.hash(body))
         #expect(try harness.store.read(blob, range: 0..<9) == body)
@@ -248,12 +248,12 @@ struct MkblkBputTests {
         let blob = try #require(try harness.blob(of: ctx))
         // A writer that never finishes on its own (a request whose client vanished).
         let stuck = Task {
-            try await harness.server.services.locks.takeOver(blob) {
+            try await harness.server.writers.takeOver(blob) {
                 try await Task.sleep(for: .seconds(60))
                 return 0
             }
         }
-        while !harness.server.services.locks.isHeld(blob) { await Task.yield() }
+        while !harness.server.writers.isHeld(blob) { await Task.yield() }
         let started = ContinuousClock.now
         let retried = await harness.bput(token, ctx: ctx, offset: 1, [2])
         #expect(retried.status == 200, "\(retried.text)")

@@ -122,11 +122,11 @@ struct V1LoopbackTests {
         var lines: [String] = []
         for _ in 0..<100 {
             lines = harness.logs.capturedLines
-            if lines.contains(where: { $0.contains("v1 chunk superseded") }) { break }
+            if lines.contains(where: { $0.contains("chunk superseded by a newer request") }) { break }
             try await Task.sleep(for: .milliseconds(20))
         }
         stalled.close()
-        #expect(lines.contains { $0.contains("v1 chunk superseded") && $0.contains("\"level\":\"info\"") }, "\(lines)")
+        #expect(lines.contains { $0.contains("chunk superseded by a newer request") && $0.contains("\"level\":\"info\"") }, "\(lines)")
         #expect(!lines.contains { $0.contains("\"level\":\"error\"") }, "\(lines)")
         await harness.server.shutdown()
     }
@@ -146,8 +146,8 @@ struct V1LoopbackTests {
         let connection = try TestHTTPClient(port: port)
         try connection.write(Array("POST /bput/\(ctx)/1000000 HTTP/1.1\r\nHost: x\r\nAuthorization: \(auth)\r\nContent-Length: 1000000\r\n\r\n".utf8))
         try connection.write(body)
-        for _ in 0..<200 where !harness.server.services.locks.isHeld(blob) { try await Task.sleep(for: .milliseconds(10)) }
-        #expect(harness.server.services.locks.isHeld(blob))
+        for _ in 0..<200 where !harness.server.writers.isHeld(blob) { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(harness.server.writers.isHeld(blob))
         return (ctx, connection)
     }
 

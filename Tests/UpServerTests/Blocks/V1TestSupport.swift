@@ -37,7 +37,7 @@ extension UpServerHarness {
         var contexts: [String] = []
         var start = 0
         while start < data.count {
-            let end = min(data.count, start + BlockContext.maxBlockSize)
+            let end = min(data.count, start + QiniuBlock.size)
             contexts.append(await block(token, Array(data[start..<end])))
             start = end
         }
@@ -54,7 +54,7 @@ extension UpServerHarness {
 
     /// The blob a ctx names.
     func blob(of ctx: String) throws -> BlobID? {
-        V1Request.blob(of: try BlockContext.decode(ctx, mac: contextMAC, now: now))
+        BlockContexts.blob(of: try BlockContext.decode(ctx, mac: contextMAC, now: now))
     }
 }
 
@@ -72,7 +72,7 @@ enum V1Paths {
 /// Deterministic test content.
 enum V1Data {
     /// 4 MiB.
-    static let block = BlockContext.maxBlockSize
+    static let block = QiniuBlock.size
 
     /// `count` pseudo-random bytes from `seed`.
     static func bytes(_ count: Int, seed: UInt64 = 1) -> [UInt8] {

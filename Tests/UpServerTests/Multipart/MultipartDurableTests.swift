@@ -168,7 +168,8 @@ struct MultipartDurableTests {
         let index = try SQLiteUpIndex(path: directory.url.appendingPathComponent("index.sqlite").path)
         let store = try FileBlockStore(dataDirectory: directory.url)
         let server = UpServer(
-            configuration: configuration, index: index, store: store, callbacks: ScriptedCallbacks(),
+            configuration: configuration, stores: UpStores(blobs: store, index: index, outbox: index.outbox),
+            callbacks: ScriptedCallbacks(),
             contextSecret: Array("test-context-secret-0123456789".utf8), clock: ManualClock(1_900_000_000),
             logger: Logger(label: "up-test", sink: LogSink.memory()), metrics: Metrics())
         return (server, index, store)

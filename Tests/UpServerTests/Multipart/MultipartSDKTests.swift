@@ -47,7 +47,8 @@ struct MultipartSDKTests {
             buckets: [UpServerHarness.bucket], contextSecret: "test-context-secret-0123456789", threads: 2)
         let index = try SQLiteUpIndex(path: directory.url.appendingPathComponent("index.sqlite").path)
         let server = UpServer(
-            configuration: configuration, index: index, store: try FileBlockStore(dataDirectory: directory.url),
+            configuration: configuration,
+            stores: UpStores(blobs: try FileBlockStore(dataDirectory: directory.url), index: index, outbox: index.outbox),
             callbacks: ScriptedCallbacks(), contextSecret: Array("test-context-secret-0123456789".utf8),
             clock: SystemClock(), logger: Logger(label: "up-test", sink: LogSink.memory()), metrics: Metrics())
         let port = try server.start()

@@ -113,27 +113,4 @@ struct ManagementControllerTests {
         let missing = "/download/" + entry("b")
         #expect(await harness.send(.get, missing, headers: qbox(missing)).status == 612)
     }
-
-    @Test("admin outbox lists entries by state; bad state → 400")
-    func adminOutbox() async throws {
-        let harness = UpServerHarness()
-        let object = StoredObject(
-            bucket: "demo", key: "k", etag: "Fh", fsize: 0, mimeType: "text/plain", segments: [], putTime: harness.now)
-        let callback = NewOutboxEntry(
-            urls: ["http://biz.example/cb?token=s3cret"], body: "a=1", contentType: QBoxSignature.formContentType,
-            authScheme: "qbox:test-ak", firstAttemptAt: harness.now)
-        _ = try await harness.index.putObject(object, mode: .replace, completion: nil, callback: callback)
-        let target = "/admin/outbox?state=pending&limit=5"
-        let response = await harness.send(.get, target, headers: qbox(target))
-        #expect(response.status == 200)
-        let items = try #require(response.json["items"] as? [[String: Any]])
-        #expect(items.count == 1)
-        #expect(items.first?["key"] as? String == "k")
-        #expect(items.first?["urls"] as? [String] == ["http://biz.example/cb"])
-        #expect(!response.text.contains("s3cret"))
-        let delivered = "/admin/outbox?state=delivered"
-        #expect(await harness.send(.get, delivered, headers: qbox(delivered)).json["items"] as? [Any] != nil)
-        let bad = "/admin/outbox?state=weird"
-        #expect(await harness.send(.get, bad, headers: qbox(bad)).status == 400)
-    }
 }

@@ -19,11 +19,10 @@ struct HTTPCallbackDelivererTests {
             logger: Logger(label: "test", sink: logs))
     }
 
-    func entry(_ urls: [String], scheme: String = "qbox:test-ak", json: Bool = false, host: String? = nil) -> NewOutboxEntry {
-        NewOutboxEntry(
+    func entry(_ urls: [String], scheme: String = "qbox:test-ak", json: Bool = false, host: String? = nil) -> CallbackRequest {
+        CallbackRequest(
             urls: urls, host: host, body: json ? #"{"key":"a","hash":"h"}"# : Self.formBody,
-            contentType: json ? "application/json" : QBoxSignature.formContentType, authScheme: scheme,
-            firstAttemptAt: 0)
+            contentType: json ? "application/json" : QBoxSignature.formContentType, authScheme: scheme)
     }
 
     func verify(_ received: CallbackTarget.Received) throws -> CallbackVerifier.Verified {

@@ -168,15 +168,4 @@ import UpServer
         #expect(try store.append([2], to: reopened, at: 1) == 2)
         #expect(try other.read(reopened, range: 0..<2) == [1, 2])
     }
-
-    @Test func writeLocksRefuseASecondWriterOfTheSameBlob() throws {
-        let locks = BlobWriteLocks()
-        let blob = BlobID.random()
-        try locks.withLock(blob) {
-            #expect(locks.isHeld(blob))
-            #expect(throws: BlockStoreError.busy(blob)) { try locks.withLock(blob) {} }
-            try locks.withLock(BlobID.random()) {}
-        }
-        #expect(!locks.isHeld(blob))
-    }
 }

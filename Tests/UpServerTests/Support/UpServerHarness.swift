@@ -32,7 +32,8 @@ struct UpServerHarness {
         clock = ManualClock(1_900_000_000)
         callbacks = ScriptedCallbacks()
         server = UpServer(
-            configuration: configuration, index: index, store: store, callbacks: callbacks,
+            configuration: configuration, stores: UpStores(blobs: store, index: index, outbox: index.outbox),
+            callbacks: callbacks,
             contextSecret: Array((configuration.contextSecret ?? "").utf8), clock: clock,
             logger: Logger(label: "up-test", sink: logs), metrics: Metrics())
     }
@@ -66,15 +67,15 @@ struct UpServerHarness {
 /// A callback deliverer that records what it was asked to send and answers from a script
 /// (default: delivered `{"ok":true}`).
 final class ScriptedCallbacks: CallbackDelivering {
-    private let state = Mutex<(sent: [NewOutboxEntry], script: [CallbackOutcome])>(([], []))
+    private let state = Mutex<(sent: [CallbackRequest], script: [CallbackOutcome])>(([], []))
 
     /// Queues outcomes for the next deliveries, in order.
     func script(_ outcomes: CallbackOutcome...) { state.withLock { $0.script += outcomes } }
 
     /// Entries delivered so far.
-    var sent: [NewOutboxEntry] { state.withLock { $0.sent } }
+    var sent: [CallbackRequest] { state.withLock { $0.sent } }
 
-    func deliver(_ entry: NewOutboxEntry) async -> CallbackOutcome {
+    func deliver(_ entry: CallbackRequest) async -> CallbackOutcome {
         state.withLock { state in
             state.sent.append(entry)
             return state.script.isEmpty ? .delivered(reply: Array(#"{"ok":true}"#.utf8)) : state.script.removeFirst()

@@ -11,7 +11,7 @@ import UpCore
 struct SweeperTaskTests {
     let logs = LogSink.memory()
 
-    func task(_ index: any UpIndex, _ store: any BlockStore) -> SweeperTask {
+    func task(_ index: any SweepIndex, _ store: any BlockStore) -> SweeperTask {
         SweeperTask(
             sweeper: Sweeper(index: index, store: store), metrics: UpMetrics(Metrics()),
             logger: Logger(label: "test", sink: logs), clock: ManualClock(1_000))

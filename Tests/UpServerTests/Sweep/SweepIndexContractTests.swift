@@ -1,10 +1,13 @@
 import Foundation
 import NativeCrypto
+import Outbox
 import TestSupport
 import Testing
-import UpServer
+@testable import UpServer
 
-@Suite struct UpIndexSweepTests {
+/// The `SweepIndex` contract, for every implementation, and the sweep around it.
+@Suite("SweepIndex contract")
+struct SweepIndexContractTests {
     @Test(arguments: IndexKind.allCases)
     func sweepingNeverReturnsABlobThatAnObjectReferences(kind: IndexKind) async throws {
         let directory = TemporaryDirectory()
@@ -21,10 +24,7 @@ import UpServer
         _ = try await index.putObject(
             object("k2", [.random()]), mode: .replace, completion: NewCompletion(key: key, expiresAt: 500), callback: nil)
 
-        #expect(try await index.expiredBlocks(now: 499).isEmpty)
-        #expect(Set(try await index.expiredBlocks(now: 500).map(\.blob)) == [used, abandoned])
-        #expect(try await index.expiredUploads(now: 500).map(\.id) == [upload.id])
-
+        #expect(try await index.sweepExpired(now: 499).isEmpty)
         let plan = try await index.sweepExpired(now: 500)
         #expect(Set(plan.blockRows) == [used, abandoned])
         #expect(plan.uploadRows == [upload.id])
@@ -87,7 +87,7 @@ import UpServer
         let stored = try #require(try await reopened.object(bucket: "photos", key: "k"))
         #expect(stored == { var o = object("k", [blob]); o.version = 1; return o }())
         #expect(try await reopened.completion(key)?.objectKey == "k")
-        #expect(try await reopened.outboxDepth() == 1)
+        #expect(try await reopened.outbox.depth() == 1)
         #expect(try await reopened.upload(id: uploadID)?.state == .active)
         #expect(try await reopened.listParts(uploadID: uploadID, marker: 0, max: 10).parts.map(\.partNumber) == [2])
     }

@@ -1,5 +1,6 @@
+import Outbox
 import Testing
-import UpServer
+@testable import UpServer
 
 func part(_ upload: String, _ number: Int, _ blob: BlobID = .random(), etag: String? = nil) -> UploadPart {
     UploadPart(
@@ -7,7 +8,9 @@ func part(_ upload: String, _ number: Int, _ blob: BlobID = .random(), etag: Str
         etag: etag ?? "etag-\(number)", digest: [UInt8](repeating: UInt8(number % 256), count: 20), putTime: 150)
 }
 
-@Suite struct UpIndexMultipartTests {
+/// The `MultipartIndex` contract, for every implementation.
+@Suite("MultipartIndex contract")
+struct MultipartIndexContractTests {
     @Test(arguments: IndexKind.allCases)
     func reuploadingAPartReplacesItAndListingPagesByMarker(kind: IndexKind) async throws {
         let directory = TemporaryDirectory()
@@ -56,12 +59,12 @@ func part(_ upload: String, _ number: Int, _ blob: BlobID = .random(), etag: Str
             try await index.completeUpload(
                 upload.id, parts: references.reversed(), object: target, mode: .replace, completion: nil, callback: nil, now: 300)
         }
-        guard case .stored(let stored, let released, let outboxID?) = try await index.completeUpload(
+        guard case .stored(let stored, let released, let entry?) = try await index.completeUpload(
             upload.id, parts: references, object: target, mode: .replace, completion: nil, callback: callback(), now: 300)
         else { Issue.record("not stored"); return }
         #expect(stored.segments == chosen.map(\.segment) && stored.version == 1)
         #expect(released == [parts[1].blob])
-        #expect(try await index.outboxEntry(id: outboxID)?.key == "big.bin")
+        #expect(try await index.callbackOutbox.entry(id: entry.id) == entry)
         #expect(try await index.upload(id: upload.id)?.state == .completed)
         #expect(try await index.listParts(uploadID: upload.id, marker: 0, max: 10).parts.isEmpty)
         // After complete the uploadId is invalid (§5).
