@@ -26,15 +26,14 @@ struct UpRoutes {
         let committer = ObjectCommitter(
             objects: stores.objects, blobs: stores.blobs, callbacks: outbox, scheme: configuration.callback.scheme,
             metrics: metrics, logger: logger)
-        let sync = configuration.syncEveryChunk
+        let ingest = BlobIngest(store: stores.blobs, hashes: hashes, syncEveryChunk: configuration.syncEveryChunk)
         let blockRunner = BlockUploadRunner(
-            blocks: stores.blocks, blobs: stores.blobs, hashes: hashes, contexts: contexts, syncEveryChunk: sync,
-            metrics: metrics, logger: logger)
+            blocks: stores.blocks, ingest: ingest, contexts: contexts, metrics: metrics, logger: logger)
         var router = UpRouter()
         OperationsController(outbox: stores.outbox, metrics: metrics).register(on: &router)
         FormUploadController(
-            authorizer: authorizer, blobs: stores.blobs, objects: stores.objects, committer: committer,
-            syncEveryChunk: sync, clock: clock, metrics: metrics
+            authorizer: authorizer, ingest: ingest, objects: stores.objects, committer: committer, clock: clock,
+            metrics: metrics
         ).register(on: &router)
         ManagementController(
             objects: stores.objects, blobs: stores.blobs, authenticator: management,
@@ -50,11 +49,11 @@ struct UpRoutes {
         ).register(on: &router)
         PutController(
             put: PutHandler(
-                authorizer: authorizer, blobs: stores.blobs, objects: stores.objects, committer: committer, clock: clock,
+                authorizer: authorizer, ingest: ingest, objects: stores.objects, committer: committer, clock: clock,
                 metrics: metrics, logger: logger)
         ).register(on: &router)
         MultipartController(
-            authorizer: authorizer, uploads: stores.uploads, blobs: stores.blobs, committer: committer,
+            authorizer: authorizer, uploads: stores.uploads, ingest: ingest, committer: committer,
             lifetimeSeconds: configuration.multipartLifetimeSeconds, clock: clock, metrics: metrics, logger: logger
         ).register(on: &router)
         return router.router

@@ -26,7 +26,7 @@ extension UpServer {
         let directory = URL(fileURLWithPath: configuration.dataDirectory, isDirectory: true)
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let secret = try contextSecret(configuration: configuration, directory: directory, logger: logger)
-        let store = try FileBlockStore(dataDirectory: directory, syncEveryAppend: configuration.syncEveryChunk)
+        let store = try FileBlockStore(dataDirectory: directory)
         // Leftovers of downloads cut short by a crash (ObjectDownload unlinks its files once open).
         try? FileManager.default.removeItem(at: ObjectDownload.temporaryDirectory(of: store))
         let index = try SQLiteUpIndex(dataDirectory: directory)

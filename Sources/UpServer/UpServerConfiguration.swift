@@ -27,7 +27,9 @@ public struct UpServerConfiguration: Sendable {
     public var contextLifetimeSeconds: Int64
     /// How long a v2 uploadId stays valid, seconds. Default 7 days (spec §5).
     public var multipartLifetimeSeconds: Int64
-    /// fsync every appended chunk, not only completed blocks and objects. Default false (DESIGN.md).
+    /// fsync every v1 chunk before its reply, also one that leaves its block incomplete (every
+    /// other blob is fsynced before the reply that acknowledges it anyway: `BlobWriter`). Default
+    /// false (DESIGN.md).
     public var syncEveryChunk: Bool
     /// Callback settings (spec §3).
     public var callback: Callback

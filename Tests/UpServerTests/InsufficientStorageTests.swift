@@ -36,7 +36,7 @@ struct InsufficientStorageTests {
         }
         let ctx = try #require(first.json["ctx"] as? String)
         let blob = try #require(try harness.blob(of: ctx))
-        harness.store.capacity = 500_000 + Int64(ChunkWriter.bufferLimit) + 100_000
+        harness.store.capacity = 500_000 + Int64(BlobWriter.bufferLimit) + 100_000
 
         let rest = Array(data[500_000...])
         let refused = try await BlockingIO.run {
@@ -91,7 +91,7 @@ struct InsufficientStorageTests {
         let client = MultipartClient(harness: harness, token: harness.token(), key: "parts.bin")
         let id = await client.start()
         let part = MultipartPayload.split(MultipartPayload.nineMiB, mebibytes: [2])[0].bytes
-        harness.store.capacity = Int64(PartWriter.batchSize + 10)  // the first batch fits, the second does not
+        harness.store.capacity = Int64(BlobWriter.bufferLimit + 10)  // the first write fits, the second does not
         Self.expectInsufficientStorage(await client.put(id, 1, part))
         #expect(try harness.store.list().isEmpty)
         let listed = await client.list(id)

@@ -7,11 +7,9 @@ import UpCore
 /// blob, reads and compares, writes the index, undoes, answers. Every decision is the machine's.
 struct BlockUploadRunner: Sendable {
     let blocks: any BlockIndex
-    let blobs: any BlockStore
-    let hashes: BlockHashCache
+    /// Streams the chunks (and knows the blob store and the running SHA-1s).
+    let ingest: BlobIngest
     let contexts: BlockContexts
-    /// `UpServerConfiguration.syncEveryChunk`.
-    let syncEveryChunk: Bool
     let metrics: UpMetrics
     let logger: Logger
 
@@ -51,13 +49,17 @@ struct BlockUploadRunner: Sendable {
         case .rewind(let from, let to, let crc32):
             return .rewound(try await blocks.rewindBlock(blob, from: from, to: to, crc32: crc32))
         case .write(let offset, let blockSize, let resumingCRC, let overflow):
-            let writer = ChunkWriter(store: blobs, hashes: hashes, metrics: metrics)
-            let written = try await writer.write(
-                body, to: blob, at: offset, capacity: blockSize - offset, resumingCRC: resumingCRC, overflow: overflow)
-            let end = offset + written.count
-            let sha1 = try await writer.seal(
-                blob, length: end, complete: end == blockSize, syncEveryChunk: syncEveryChunk)
-            return .written(.init(count: written.count, chunkCRC: written.chunkCRC, blockCRC: written.blockCRC, sha1: sha1))
+            let written = try await ingest.writer(
+                .chunk(of: blob, at: offset, blockSize: blockSize, overflow: overflow)
+            ).writeAll(body)
+            if written.count > 0 {
+                metrics.bytesReceived.increment(by: Double(written.count))
+                metrics.chunks.increment()
+            }
+            // Each byte is CRC'd once: the block's CRC is the resumed one extended by this chunk's.
+            let blockCRC = CRC32.combine(resumingCRC, written.crc32, length: written.count)
+            return .written(
+                .init(count: written.count, chunkCRC: written.crc32, blockCRC: blockCRC, sha1: written.blockSHA1))
         case .compare(let offset, let limit):
             return .replayed(try await compare(body, with: blob, at: offset, limit: limit))
         case .create(let record):
@@ -82,7 +84,7 @@ struct BlockUploadRunner: Sendable {
             guard Int64(chunk.count + piece.count) <= limit else { return .tooLong }
             chunk += piece
         }
-        let store = blobs
+        let store = ingest.store
         let range = offset..<(offset + Int64(chunk.count))
         let stored = try await BlockingWork.run { try store.read(blob, range: range) }
         return .bytes(length: Int64(chunk.count), chunkCRC: CRC32.checksum(chunk), matches: stored == chunk)
@@ -91,8 +93,8 @@ struct BlockUploadRunner: Sendable {
     /// Best effort: a cut back the next append at the acknowledged offset repeats anyway, and a
     /// blob no row names is found by the orphan sweep.
     private func undo(_ undo: BlockUpload.Undo, blob: BlobID) async {
-        let store = blobs
-        let hashes = self.hashes
+        let store = ingest.store
+        let hashes = ingest.hashes
         switch undo {
         case .nothing:
             break

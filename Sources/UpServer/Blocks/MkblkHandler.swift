@@ -29,7 +29,7 @@ struct MkblkHandler: Sendable {
         if let refusal = BlockUpload.refusal(declaredLength: request.declaredLength, claim: claim, isNew: true) {
             throw refusal
         }
-        let store = runner.blobs
+        let store = runner.ingest.store
         let blob = try await BlockingWork.run { try store.create() }
         var (machine, first) = BlockUpload.mkblk(
             blob: blob, blockSize: blockSize, now: now, expiresAt: now + runner.contexts.lifetimeSeconds)

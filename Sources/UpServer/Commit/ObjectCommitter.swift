@@ -193,14 +193,8 @@ struct ObjectCommitter: Sendable {
     }
 
     /// Deletes blobs a replaced object no longer uses; best effort (the sweeper finds leftovers).
-    private func release(_ blobs: [BlobID]) async {
-        guard !blobs.isEmpty else { return }
-        let store = self.blobs
-        do {
-            try await BlockingWork.run { for blob in blobs { try store.remove(blob) } }
-        } catch {
-            logger.warning("could not remove released blobs", ["error": .string("\(error)")])
-        }
+    private func release(_ released: [BlobID]) async {
+        await blobs.release(released, what: "released blobs", logger: logger)
     }
 
     /// `{"hash":"<etag>","key":"<key>"}` (spec §1.3 returnBody default).

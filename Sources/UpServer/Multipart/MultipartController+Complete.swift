@@ -135,7 +135,7 @@ extension MultipartController {
     /// `nil` if unreadable: a concurrent re-upload of part 1 may just have removed its blob, and
     /// then `completeUpload` refuses the stale segment list anyway.
     private func sniff(_ first: Segment?) async -> String? {
-        let store = blobs
+        let store = ingest.store
         guard let first else { return nil }
         let length = min(Int64(MimeSniffer.windowSize), first.length)
         guard length > 0 else { return nil }

@@ -1,4 +1,5 @@
 import Basics
+import NativeCrypto
 import HTTPKit
 import UpCore
 
@@ -11,8 +12,8 @@ extension MultipartController {
     /// content, and safe in the complete JSON. `md5` is always present: the SDK's legacy v2 path
     /// does `del ret['md5']` (§5).
     ///
-    /// The body streams into a fresh blob while MD5 and the per-4-MiB SHA-1s are computed, so the
-    /// object hash at complete needs no re-read (§7.2). Size limits (→ 413): 1 GiB per part, and
+    /// The body streams into a fresh blob through `BlobWriter`, which computes MD5 and the
+    /// per-4-MiB SHA-1s as it writes, so the object hash at complete needs no re-read (§7.2). Size limits (→ 413): 1 GiB per part, and
     /// the policy's `fsizeLimit` over this part plus the other stored parts (§1.3: "check at
     /// mkblk/part time too (cumulative)"). The part size *minimum* is only checked at complete (§5).
     func uploadPart(_ request: Request, path: MultipartPath, uploadID: String, partNumber: Int) async throws -> Response {
@@ -34,33 +35,25 @@ extension MultipartController {
         // Refuse an announced oversize body before reading it.
         if let length = request.declaredLength { try checkTotal(length) }
 
-        let store = blobs
-        let writer = try await BlockingWork.run { try PartWriter.create(in: store) }
+        let limit = min(Self.maxPartSize, policy.fsizeLimit.map { max(0, $0 - others) } ?? .max)
+        let writer = ingest.writer(BlobTarget(
+            layout: .oneBlob, limit: limit,
+            overflow: UpError(.fileTooLarge, detail: "part over 1 GiB or past fsizeLimit with the other parts"),
+            md5: true, etag: true))
         do {
-            var batch: [UInt8] = []
-            var received: Int64 = 0
-            for try await piece in request.bodyStream {
-                received += Int64(piece.count)
-                try checkTotal(received)
-                batch.append(contentsOf: piece)
-                if batch.count >= PartWriter.batchSize {
-                    let full = batch
-                    batch.removeAll(keepingCapacity: true)
-                    try await BlockingWork.run { try writer.write(full) }
-                }
-            }
-            let last = batch
-            let summary = try await BlockingWork.run {
-                try writer.write(last)
-                return try writer.finish()
-            }
+            let written = try await writer.writeAll(request.bodyStream)
+            let md5 = written.md5 ?? []
+            let etag = written.etag?.etag ?? ""
             // Appendix A.7: a Content-MD5 mismatch is 400.
-            if let expectedMD5, expectedMD5 != summary.md5Bytes {
+            if let expectedMD5, expectedMD5 != md5 {
                 throw UpError(.contentMD5Mismatch, detail: "part \(partNumber) of \(uploadID)")
             }
+            guard let segment = written.segments.first else {
+                throw UpError(.internalError, detail: "part \(partNumber) of \(uploadID) has no blob")
+            }
             let part = UploadPart(
-                uploadID: uploadID, partNumber: partNumber, blob: writer.blob, size: summary.size, md5: summary.md5,
-                etag: summary.etag, digest: summary.digest, putTime: clock.unixSeconds)
+                uploadID: uploadID, partNumber: partNumber, blob: segment.blob, size: written.count, md5: Hex.encode(md5),
+                etag: etag, digest: written.etag?.partDigest ?? [], putTime: clock.unixSeconds)
             // The index re-checks that the upload is still usable (it may have been completed,
             // aborted or expired while the body streamed) and replaces an earlier same-numbered part.
             let replaced: BlobID?
@@ -70,11 +63,12 @@ extension MultipartController {
                 throw UpError(.noSuchUploadID, detail: uploadID)
             }
             if let replaced { await remove([replaced]) }
-            metrics.bytesReceived.increment(by: Double(summary.size))
+            metrics.bytesReceived.increment(by: Double(written.count))
             metrics.chunks.increment()
-            return Self.reply(.object([("etag", .string(summary.etag)), ("md5", .string(summary.md5))]))
+            return Self.reply(.object([("etag", .string(etag)), ("md5", .string(part.md5))]))
         } catch {
-            _ = try? await BlockingWork.run { writer.discard() }
+            // The part's blob belongs to no row yet; best effort (the orphan sweep finds leftovers).
+            await writer.abandon()
             throw error
         }
     }

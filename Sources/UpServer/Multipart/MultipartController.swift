@@ -23,7 +23,7 @@ struct MultipartController: Sendable {
 
     let authorizer: UploadAuthorizer
     let uploads: any MultipartIndex
-    let blobs: any BlockStore
+    let ingest: BlobIngest
     let committer: ObjectCommitter
     /// How long a new uploadId lives (`multipartLifetimeSeconds`).
     let lifetimeSeconds: Int64
@@ -165,13 +165,7 @@ struct MultipartController: Sendable {
 
     /// Removes blobs nothing references any more; best effort (the sweeper finds leftovers).
     func remove(_ blobs: [BlobID]) async {
-        guard !blobs.isEmpty else { return }
-        let store = self.blobs
-        do {
-            try await BlockingWork.run { for blob in blobs { try store.remove(blob) } }
-        } catch {
-            logger.warning("could not remove part blobs", ["error": .string("\(error)")])
-        }
+        await ingest.store.release(blobs, what: "part blobs", logger: logger)
     }
 
     /// A 200 JSON reply with `Cache-Control: no-store`.

@@ -6,8 +6,8 @@ import UpCore
 /// `POST /put/<fsize>[/key/<B64>][/mimeType/<B64>][/crc32/<n>][/x:<name>/<B64>]...`: a whole
 /// file in one raw body (qiniu-protocol.md §4.5; optional, no Python SDK path uses it).
 ///
-/// The body is streamed: hashed with `EtagHasher` and written into blobs of at most 4 MiB as it
-/// arrives (never held whole), so the object is a manifest of 4 MiB segments like an mkfile's.
+/// The body is streamed through `BlobWriter` into blobs of 4 MiB, hashed as it is written (never
+/// held whole), so the object is a manifest of 4 MiB segments like an mkfile's.
 /// `fsize` must equal the body length (400), a `crc32` segment must match (406, §7.3), and the
 /// policy's `fsizeLimit` is checked against the declared size before reading (413). On any
 /// failure the blobs written so far are removed; so are they when an insert-only upload of
@@ -19,19 +19,12 @@ import UpCore
 /// meant for small payloads and limited by ``ResumableController/maxPutB64Body``.
 struct PutHandler: Sendable {
     let authorizer: UploadAuthorizer
-    let blobs: any BlockStore
+    let ingest: BlobIngest
     let objects: any ObjectIndex
     let committer: ObjectCommitter
     let clock: any WallClock
     let metrics: UpMetrics
     let logger: Logger
-
-    /// The segments written so far, to keep or discard as a whole.
-    private struct Written {
-        var segments: [Segment] = []
-        var etag = ""
-        var sniffWindow: [UInt8] = []
-    }
 
     /// Handles one request.
     func handle(_ request: Request) async throws -> Response {
@@ -48,26 +41,35 @@ struct PutHandler: Sendable {
             }
             body = request.bodyStream
         }
-        var blobs: [BlobID] = []
+        let writer = ingest.writer(BlobTarget(
+            layout: .blocks, limit: path.fsize,
+            overflow: UpError(.badRequest, detail: "put body longer than fsize \(path.fsize)"), etag: true))
+        let witness = StoreWitness()
         do {
-            let written = try await ingest(body, path: path, blobs: &blobs)
+            let written = try await writer.writeAll(body)
+            guard written.count == path.fsize else {
+                throw UpError(.badRequest, detail: "put fsize \(path.fsize) but body has \(written.count) bytes")
+            }
+            if let expected = path.crc32, expected != written.crc32 {
+                throw UpError(.crc32Mismatch, detail: "put crc32 \(expected), body \(written.crc32)")
+            }
+            metrics.bytesReceived.increment(by: Double(written.count))
             let commit = CommitRequest(
                 token: token, clientKey: path.key, fname: path.fname, clientMimeType: path.mimeType,
-                sniffedMimeType: MimeSniffer.sniff(written.sniffWindow), customVariables: path.customVariables,
-                metadata: path.metadata, etag: written.etag, fsize: path.fsize, segments: written.segments,
-                kind: .singlePut, completionKey: nil)
+                sniffedMimeType: MimeSniffer.sniff(written.head), customVariables: path.customVariables,
+                metadata: path.metadata, etag: written.etag?.etag ?? "", fsize: written.count,
+                segments: written.segments, kind: .singlePut, completionKey: nil)
             let objects = self.objects
             let result = try await committer.commit(commit, now: now) { object, mode, callback in
-                try await objects.putObject(object, mode: mode, completion: nil, callback: callback)
+                let outcome = try await objects.putObject(object, mode: mode, completion: nil, callback: callback)
+                witness.markStored()
+                return outcome
             }
-            if let first = blobs.first {
-                // Identical content under an insert-only key succeeds without storing ours.
-                let stored = try await objects.object(bucket: token.policy.bucket, key: result.key)
-                if stored?.segments.contains(where: { $0.blob == first }) != true { await discard(blobs) }
-            }
+            // Identical content under an insert-only key succeeds without storing ours.
+            if !witness.stored { await discard(writer) }
             return result.response
         } catch {
-            await discard(blobs)
+            if !witness.stored { await discard(writer) }
             throw error
         }
     }
@@ -92,86 +94,10 @@ struct PutHandler: Sendable {
         return bytes
     }
 
-    /// Streams the body into 4 MiB blobs (appending every ``ChunkWriter/bufferLimit`` bytes),
-    /// syncing each when full; `blobs` collects every blob created, for cleanup.
-    private func ingest(_ body: RequestBodyStream, path: PutPath, blobs: inout [BlobID]) async throws -> Written {
-        let blockSize = Int64(QiniuBlock.size)
-        var hasher = EtagHasher()
-        var crc = CRC32()
-        var result = Written()
-        var buffer: [UInt8] = []
-        var current: (blob: BlobID, length: Int64)?
-        var total: Int64 = 0
-        for try await piece in body {
-            total += Int64(piece.count)
-            guard total <= path.fsize else {
-                throw UpError(.badRequest, detail: "put body longer than fsize \(path.fsize)")
-            }
-            hasher.update(piece)
-            crc.update(piece)
-            if result.sniffWindow.count < MimeSniffer.windowSize {
-                result.sniffWindow += piece.prefix(MimeSniffer.windowSize - result.sniffWindow.count)
-            }
-            var rest = piece[...]
-            while !rest.isEmpty {
-                if current == nil {
-                    let store = self.blobs
-                    let blob = try await BlockingWork.run { try store.create() }
-                    blobs.append(blob)
-                    current = (blob, 0)
-                }
-                guard var block = current else { break }
-                let room = Int(blockSize - block.length) - buffer.count
-                let take = min(room, rest.count)
-                buffer.append(contentsOf: rest.prefix(take))
-                rest = rest.dropFirst(take)
-                if buffer.count >= ChunkWriter.bufferLimit || block.length + Int64(buffer.count) == blockSize {
-                    block.length = try await append(buffer, to: block.blob, at: block.length)
-                    buffer.removeAll(keepingCapacity: true)
-                    current = block
-                }
-                if block.length == blockSize {
-                    try await seal(block.blob)
-                    result.segments.append(Segment(blob: block.blob, length: block.length))
-                    current = nil
-                }
-            }
-        }
-        if var block = current {
-            if !buffer.isEmpty { block.length = try await append(buffer, to: block.blob, at: block.length) }
-            try await seal(block.blob)
-            result.segments.append(Segment(blob: block.blob, length: block.length))
-        }
-        guard total == path.fsize else {
-            throw UpError(.badRequest, detail: "put fsize \(path.fsize) but body has \(total) bytes")
-        }
-        if let expected = path.crc32, expected != crc.value {
-            throw UpError(.crc32Mismatch, detail: "put crc32 \(expected), body \(crc.value)")
-        }
-        metrics.bytesReceived.increment(by: Double(total))
-        result.etag = hasher.finalize().etag
-        return result
-    }
-
-    private func append(_ bytes: [UInt8], to blob: BlobID, at offset: Int64) async throws -> Int64 {
-        let store = blobs
-        return try await BlockingWork.run { try store.append(bytes, to: blob, at: offset) }
-    }
-
-    /// DESIGN.md: a block's bytes are fsynced when it is complete, before the object names it.
-    private func seal(_ blob: BlobID) async throws {
-        let store = blobs
-        try await BlockingWork.run { try store.sync(blob) }
-    }
-
-    /// Removes blobs no object took; best effort (the orphan sweep finds what this misses).
-    private func discard(_ blobs: [BlobID]) async {
-        guard !blobs.isEmpty else { return }
-        let store = self.blobs
-        do {
-            try await BlockingWork.run { for blob in blobs { try store.remove(blob) } }
-        } catch {
-            logger.warning("could not remove blobs of a failed put", ["count": .int(Int64(blobs.count))])
+    /// Removes the blobs no object took; best effort (the orphan sweep finds what this misses).
+    private func discard(_ writer: BlobWriter) async {
+        if let error = await writer.abandon() {
+            logger.warning("could not remove blobs of a failed put", ["error": .string("\(error)")])
         }
     }
 }

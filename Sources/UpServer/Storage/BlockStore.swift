@@ -1,3 +1,5 @@
+import Basics
+
 /// Where the bytes of blocks (v1) and parts (v2) live, addressed by random `BlobID`s.
 ///
 /// An object is never copied into a file of its own: it is its ordered list of blobs (a
@@ -68,5 +70,24 @@ extension BlockStore {
     /// Streams the whole blob in pieces of at most `size` bytes (default 64 KiB).
     public func forEachChunk(of blob: BlobID, size: Int = 64 * 1024, _ body: ([UInt8]) throws -> Void) throws {
         try forEachChunk(of: blob, range: nil, size: size, body)
+    }
+}
+
+extension BlockStore {
+    /// Removes `blobs` off the cooperative pool (`BlockingWork`): blobs an index write released,
+    /// or a failed request's. Stops at the first failure; what is left, the sweeps find.
+    func remove(_ blobs: [BlobID]) async throws {
+        guard !blobs.isEmpty else { return }
+        try await BlockingWork.run { for blob in blobs { try self.remove(blob) } }
+    }
+
+    /// Removes `blobs` nothing references any more, best effort: a failure is logged (naming
+    /// `what`), and the sweeps find what is left.
+    func release(_ blobs: [BlobID], what: String, logger: Logger) async {
+        do {
+            try await remove(blobs)
+        } catch {
+            logger.warning("could not remove \(what)", ["count": .int(Int64(blobs.count)), "error": .string("\(error)")])
+        }
     }
 }

@@ -25,10 +25,9 @@ public struct Sweeper: Sendable {
     @discardableResult
     public func sweep(now: Int64) async throws -> SweepPlan {
         let plan = try await index.sweepExpired(now: now)
-        for blob in plan.blobs {
-            try store.remove(blob)
-            hashes?.remove(blob)
-        }
+        for blob in plan.blobs { hashes?.remove(blob) }
+        // Off the cooperative pool, like every other store call: rows first, blobs after the commit.
+        try await store.remove(plan.blobs)
         return plan
     }
 

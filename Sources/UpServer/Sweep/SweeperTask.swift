@@ -34,19 +34,8 @@ final class SweeperTask: Sendable {
     /// - Returns: Blocks plus uploads removed, or 0 after an error.
     @discardableResult
     func runOnce(now: Int64) async -> Int {
-        let sweeper = self.sweeper
         do {
-            // `Sweeper.sweep(now:)` step by step, so the file removals run off the cooperative
-            // pool (BlockingWork) like every other store call: rows first, blobs after the commit.
-            let plan = try await sweeper.index.sweepExpired(now: now)
-            if !plan.blobs.isEmpty {
-                try await BlockingWork.run {
-                    for blob in plan.blobs {
-                        try sweeper.store.remove(blob)
-                        sweeper.hashes?.remove(blob)
-                    }
-                }
-            }
+            let plan = try await sweeper.sweep(now: now)
             let removed = plan.blockRows.count + plan.uploadRows.count
             if removed > 0 || !plan.blobs.isEmpty {
                 metrics.uploadsExpired.increment(by: Double(removed))
