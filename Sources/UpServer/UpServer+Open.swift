@@ -27,8 +27,8 @@ extension UpServer {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let secret = try contextSecret(configuration: configuration, directory: directory, logger: logger)
         let store = try FileBlockStore(dataDirectory: directory)
-        // Leftovers of downloads cut short by a crash (ObjectDownload unlinks its files once open).
-        try? FileManager.default.removeItem(at: ObjectDownload.temporaryDirectory(of: store))
+        // Leftovers of downloads cut short by a crash (scratch files are unlinked once open).
+        try? FileManager.default.removeItem(at: store.scratchDirectory)
         let index = try SQLiteUpIndex(dataDirectory: directory)
         let callbacks = HTTPCallbackDeliverer(
             keys: configuration.keys, transport: try transport ?? callbackTransport(), clock: clock,

@@ -6,10 +6,12 @@ import Basics
 /// manifest, see `StoredObject.segments`), so the store only ever appends to blobs and removes
 /// them. Two implementations: `FileBlockStore` (production) and `InMemoryBlockStore` (tests).
 ///
-/// Every call is synchronous and may block on the disk; callers on the Swift cooperative pool
-/// should hop to a thread of their own first. A blob has one writer at a time: the up-server
-/// serializes chunks of one block with `BlobWriteLocks`, because `append` truncates what lies
-/// past the acknowledged offset and two writers would truncate each other's bytes.
+/// Every call is synchronous and may block (on a disk, or a network for a remote store); callers
+/// on the Swift cooperative pool hop to a thread of their own first. A blob has one writer at a
+/// time: the up-server serializes chunks of one block with `BlobWriteLocks`, because `append`
+/// truncates what lies past the acknowledged offset and two writers would truncate each other's
+/// bytes. Nothing here names a file: a store that can serve bytes as file ranges says so with
+/// `ByteRangeServing`.
 ///
 /// A full disk is no `BlockStoreError`: `create`, `append` and `sync` throw
 /// `UpError(.insufficientStorage)` (503, retryable; see `InsufficientStorage`), and a failed
@@ -32,7 +34,8 @@ public protocol BlockStore: Sendable {
     /// - Throws: `BlockStoreError.notFound`, `.missingBytes`, `.io`; `UpError(.insufficientStorage)`.
     func append(_ bytes: [UInt8], to blob: BlobID, at expectedOffset: Int64) throws -> Int64
 
-    /// Makes the blob's bytes durable (fsync of the file and of its directory entry).
+    /// Makes the blob's bytes durable (`FileBlockStore`: fsync of the file; its directory entry
+    /// was made durable when the blob was created).
     ///
     /// DESIGN.md: blocks are synced when a block completes and when an object is created; a
     /// per-chunk sync is a setting of the store, not of the caller.
