@@ -2,7 +2,7 @@ public import Basics
 
 /// Carries out ``OutboxDelivery`` for one owner: claims due entries, hands each to the sender,
 /// and records the outcome the machine decides. Also runs the first attempt of an entry born
-/// claimed by this owner (``attempt(_:now:)``), so a service's synchronous try and its background
+/// claimed by this owner (``attempt(_:)``), so a service's synchronous try and its background
 /// retries follow one rule.
 ///
 /// Entries are claimed one at a time, right before they are sent: a claim's lease then covers
@@ -30,6 +30,7 @@ public struct OutboxWorker: Sendable {
     /// This process's name in claims: unique per process (see ``makeOwnerID(prefix:)``).
     public let owner: String
     private let store: any OutboxStore
+    private let clock: any WallClock
     private let sender: any OutboxSender
     private let schedule: OutboxDelivery.Schedule
     private let metrics: Metrics
@@ -44,17 +45,20 @@ public struct OutboxWorker: Sendable {
     ///   - store: The outbox.
     ///   - sender: Delivers one message.
     ///   - schedule: Retries and the last attempt.
+    ///   - clock: Read at each claim and each outcome (a lease starts when its claim is made, a
+    ///     retry is due after the attempt that failed, however long the ones before took).
     ///   - metrics: What to count.
     ///   - logger: Where outcomes are logged.
     ///   - label: Prefix of log messages, e.g. `"outbox"`.
     ///   - describe: Log fields naming an entry (never its secrets), besides its id and attempt.
     public init(
         owner: String, store: any OutboxStore, sender: any OutboxSender, schedule: OutboxDelivery.Schedule,
-        metrics: Metrics = Metrics(), logger: Logger, label: String = "outbox",
+        clock: any WallClock, metrics: Metrics = Metrics(), logger: Logger, label: String = "outbox",
         describe: @escaping @Sendable (OutboxEntry) -> [(key: String, value: Logger.Value)] = { _ in [] }
     ) {
         self.owner = owner
         self.store = store
+        self.clock = clock
         self.sender = sender
         self.schedule = schedule
         self.metrics = metrics
@@ -72,24 +76,22 @@ public struct OutboxWorker: Sendable {
     /// One pass: claims and attempts due entries one by one until none is due, `limit` were
     /// attempted, or the task is cancelled.
     ///
-    /// - Parameters:
-    ///   - now: Unix seconds (passed in: the pass acts as of this time).
-    ///   - limit: Most attempts in this pass.
+    /// - Parameter limit: Most attempts in this pass.
     /// - Returns: How many entries were attempted.
     @discardableResult
-    public func runOnce(now: Int64, limit: Int = 32) async -> Int {
+    public func runOnce(limit: Int = 32) async -> Int {
         var attempted = 0
         while attempted < limit, !Task.isCancelled {
             let claimed: [OutboxEntry]
             do {
-                claimed = try await store.claimDue(owner: owner, now: now, limit: 1)
+                claimed = try await store.claimDue(owner: owner, now: clock.unixSeconds, limit: 1)
             } catch {
                 logger.error("\(label): cannot claim due entries", ["error": .string("\(error)")])
                 break
             }
             guard let entry = claimed.first else { break }
             attempted += 1
-            _ = await attempt(entry, now: now)
+            _ = await attempt(entry)
         }
         if let gauge = metrics.depth, let depth = try? await store.depth() { gauge.set(Double(depth)) }
         return attempted
@@ -103,7 +105,7 @@ public struct OutboxWorker: Sendable {
     /// must tolerate anyway (they deduplicate). Nothing is lost.
     ///
     /// - Returns: What the attempt came to (a synchronous caller relays it).
-    public func attempt(_ entry: OutboxEntry, now: Int64) async -> OutboxOutcome {
+    public func attempt(_ entry: OutboxEntry) async -> OutboxOutcome {
         metrics.attempts?.increment()
         let outcome = await sender.send(entry)
         var delivery = entry.delivery
@@ -112,7 +114,7 @@ public struct OutboxWorker: Sendable {
         case .delivered: event = .succeeded(owner: owner)
         case .failed:
             metrics.failures?.increment()
-            event = .failed(owner: owner, now: now)
+            event = .failed(owner: owner, now: clock.unixSeconds)
         }
         guard case .record = delivery.handle(event, schedule: schedule) else {
             logger.error("\(label): attempted an entry this worker does not hold", ["outboxId": .int(entry.id)])
@@ -130,11 +132,11 @@ public struct OutboxWorker: Sendable {
         return outcome
     }
 
-    /// Puts a dead entry back in the queue, due at `now`.
+    /// Puts a dead entry back in the queue, due now.
     ///
     /// - Returns: The entry as requeued, `nil` if there is none with `id` or it is not dead.
-    public func requeue(_ id: Int64, now: Int64) async throws -> OutboxEntry? {
-        let entry = try await store.requeue(id, now: now)
+    public func requeue(_ id: Int64) async throws -> OutboxEntry? {
+        let entry = try await store.requeue(id, now: clock.unixSeconds)
         if entry != nil { logger.info("\(label): requeued", ["outboxId": .int(id)]) }
         return entry
     }

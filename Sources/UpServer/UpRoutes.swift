@@ -25,7 +25,7 @@ struct UpRoutes {
         let management = ManagementAuthenticator(keys: KeyRing(configuration.keys))
         let committer = ObjectCommitter(
             objects: stores.objects, blobs: stores.blobs, callbacks: outbox, scheme: configuration.callback.scheme,
-            metrics: metrics, logger: logger)
+            clock: clock, metrics: metrics, logger: logger)
         let ingest = BlobIngest(store: stores.blobs, hashes: hashes, syncEveryChunk: configuration.syncEveryChunk)
         let blockRunner = BlockUploadRunner(
             blocks: stores.blocks, ingest: ingest, contexts: contexts, metrics: metrics, logger: logger)

@@ -53,9 +53,9 @@ public final class UpServer: Sendable {
         self.outboxPollInterval = outboxPollInterval
         let outbox = CallbackOutbox(
             store: stores.outbox, deliverer: callbacks, settings: configuration.callback,
-            owner: OutboxWorker.makeOwnerID(prefix: "up"), metrics: upMetrics, logger: logger)
+            owner: OutboxWorker.makeOwnerID(prefix: "up"), clock: clock, metrics: upMetrics, logger: logger)
         let hashes = BlockHashCache()
-        retrier = OutboxRetrier(outbox: outbox, clock: clock)
+        retrier = OutboxRetrier(outbox: outbox)
         sweeperTask = SweeperTask(
             sweeper: Sweeper(index: stores.sweep, store: stores.blobs, hashes: hashes), metrics: upMetrics,
             logger: logger, clock: clock)

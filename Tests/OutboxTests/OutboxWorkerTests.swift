@@ -46,10 +46,23 @@ final class UnrecordableOutbox: OutboxStore {
 struct OutboxWorkerTests {
     static let schedule = OutboxDelivery.Schedule(maxAttempts: 3, firstDelay: 5, maxDelay: 60)
     let logs = LogSink.memory()
+    let clock = ManualClock(0)
+
+    /// One pass of `worker` with the clock at `time`.
+    func run(_ worker: OutboxWorker, at time: Int64, limit: Int = 32) async -> Int {
+        clock.set(Double(time))
+        return await worker.runOnce(limit: limit)
+    }
+
+    /// `worker`'s attempt of `entry` with the clock at `time`.
+    func attempt(_ worker: OutboxWorker, _ entry: OutboxEntry, at time: Int64) async -> OutboxOutcome {
+        clock.set(Double(time))
+        return await worker.attempt(entry)
+    }
 
     func worker(_ owner: String, _ store: any OutboxStore, _ sender: ScriptedSender, metrics: Metrics = Metrics()) -> OutboxWorker {
         OutboxWorker(
-            owner: owner, store: store, sender: sender, schedule: Self.schedule,
+            owner: owner, store: store, sender: sender, schedule: Self.schedule, clock: clock,
             metrics: .init(
                 attempts: metrics.counter("attempts", "a"), failures: metrics.counter("failures", "f"),
                 depth: metrics.gauge("depth", "d")),
@@ -63,22 +76,23 @@ struct OutboxWorkerTests {
         let metrics = Metrics()
         let sut = worker("me", store, sender, metrics: metrics)
         let entry = store.insert(OutboxMessage(payload: "m", leaseSeconds: 30), now: 100)
-        #expect(await sut.runOnce(now: 100) == 1)  // attempt 1 → due at 105
-        #expect(await sut.runOnce(now: 104) == 0)
-        #expect(await sut.runOnce(now: 105) == 1)  // attempt 2 → due at 115
+        #expect(await run(sut, at: 100) == 1)  // attempt 1 → due at 105
+        #expect(await run(sut, at: 104) == 0)
+        #expect(await run(sut, at: 105) == 1)  // attempt 2 → due at 115
         #expect(try await store.entry(id: entry.id)?.delivery.state == .pending(dueAt: 115))
         #expect(metrics.value("depth") == 1)
-        #expect(await sut.runOnce(now: 115) == 1)  // attempt 3, the last → dead
+        #expect(await run(sut, at: 115) == 1)  // attempt 3, the last → dead
         let dead = try #require(try await store.entry(id: entry.id))
         #expect(dead.delivery == OutboxDelivery(state: .dead, attempts: 3) && dead.lastError == "timeout")
-        #expect(await sut.runOnce(now: 100_000) == 0)
+        #expect(await run(sut, at: 100_000) == 0)
         #expect(sender.sent.count == 3)
         #expect(metrics.value("attempts") == 3 && metrics.value("failures") == 3 && metrics.value("depth") == 0)
         #expect(logs.capturedLines.contains { $0.contains("outbox: failed for good") && $0.contains(#""payload":"m""#) })
 
         // Requeued, it gets a fresh schedule and is delivered.
-        #expect(try await sut.requeue(entry.id, now: 200)?.delivery.state == .pending(dueAt: 200))
-        #expect(await sut.runOnce(now: 200) == 1)
+        clock.set(200)
+        #expect(try await sut.requeue(entry.id)?.delivery.state == .pending(dueAt: 200))
+        #expect(await run(sut, at: 200) == 1)
         let delivered = try #require(try await store.entry(id: entry.id))
         #expect(delivered.delivery == OutboxDelivery(state: .delivered, attempts: 1) && delivered.reply == "ok")
     }
@@ -91,8 +105,9 @@ struct OutboxWorkerTests {
         let sender = ScriptedSender()
         let one = worker("one", store, sender)
         let two = worker("two", store, sender)
-        async let a = one.runOnce(now: 100, limit: 100)
-        async let b = two.runOnce(now: 100, limit: 100)
+        clock.set(100)
+        async let a = one.runOnce(limit: 100)
+        async let b = two.runOnce(limit: 100)
         let (sentByOne, sentByTwo) = await (a, b)
         #expect(sentByOne + sentByTwo == 40)
         #expect(sender.sent.count == 40)
@@ -106,9 +121,9 @@ struct OutboxWorkerTests {
         let other = worker("other", store, sender)
         // The creator claimed it for its synchronous attempt, then died before recording.
         let entry = store.insert(OutboxMessage(payload: "m", leaseSeconds: 10, claimedBy: "creator"), now: 100)
-        #expect(await other.runOnce(now: 109) == 0)
+        #expect(await run(other, at: 109) == 0)
         #expect(sender.sent.isEmpty)
-        #expect(await other.runOnce(now: 110) == 1)  // the lease ran out: taken over
+        #expect(await run(other, at: 110) == 1)  // the lease ran out: taken over
         #expect(try await store.entry(id: entry.id)?.delivery == OutboxDelivery(state: .delivered, attempts: 2))
     }
 
@@ -118,7 +133,7 @@ struct OutboxWorkerTests {
         sender.script(.failed(reason: "status 500"))
         let creator = worker("creator", store, sender)
         let entry = store.insert(OutboxMessage(payload: "m", leaseSeconds: 10, claimedBy: "creator"), now: 100)
-        #expect(await creator.attempt(entry, now: 101) == .failed(reason: "status 500"))
+        #expect(await attempt(creator, entry, at: 101) == .failed(reason: "status 500"))
         #expect(try await store.entry(id: entry.id)?.delivery == OutboxDelivery(state: .pending(dueAt: 106), attempts: 1))
     }
 
@@ -129,9 +144,9 @@ struct OutboxWorkerTests {
         let fast = worker("fast", store, sender)
         let entry = store.insert(OutboxMessage(payload: "m", leaseSeconds: 10, claimedBy: "slow"), now: 100)
         sender.script(.failed(reason: "status 503"))
-        #expect(await fast.runOnce(now: 110) == 1)  // takes over (attempt 2), fails: due at 120
+        #expect(await run(fast, at: 110) == 1)  // takes over (attempt 2), fails: due at 120
         // The slow owner's attempt finally ends, successfully; the claim is not its own any more.
-        #expect(await slow.attempt(entry, now: 111) == .delivered(reply: "ok"))
+        #expect(await attempt(slow, entry, at: 111) == .delivered(reply: "ok"))
         #expect(try await store.entry(id: entry.id)?.delivery == OutboxDelivery(state: .pending(dueAt: 120), attempts: 2))
         #expect(logs.capturedLines.contains { $0.contains("lease lost before the outcome was recorded") })
     }
@@ -142,12 +157,12 @@ struct OutboxWorkerTests {
         let sut = worker("me", store, sender)
         let entry = store.base.insert(OutboxMessage(payload: "m", leaseSeconds: 10), now: 100)
         store.failing.store(true, ordering: .relaxed)
-        #expect(await sut.runOnce(now: 100) == 1)
+        #expect(await run(sut, at: 100) == 1)
         #expect(try await store.entry(id: entry.id)?.delivery.state == .claimed(owner: "me", leaseUntil: 110))
         #expect(logs.capturedLines.contains { $0.contains("outbox: cannot record attempt") })
         store.failing.store(false, ordering: .relaxed)
-        #expect(await sut.runOnce(now: 109) == 0)
-        #expect(await sut.runOnce(now: 110) == 1)
+        #expect(await run(sut, at: 109) == 0)
+        #expect(await run(sut, at: 110) == 1)
         #expect(try await store.entry(id: entry.id)?.delivery == OutboxDelivery(state: .delivered, attempts: 2))
         #expect(sender.sent.count == 2)
     }

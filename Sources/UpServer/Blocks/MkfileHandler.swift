@@ -73,7 +73,7 @@ struct MkfileHandler: Sendable {
             metadata: target.metadata, etag: assembly.etag, fsize: assembly.fsize, segments: assembly.segments,
             kind: .resumableV1, completionKey: completion.key)
         let objects = self.objects
-        let result = try await committer.commit(request, now: now) { object, mode, callback in
+        let result = try await committer.commit(request) { object, mode, callback in
             try await objects.putObject(object, mode: mode, completion: completion, callback: callback)
         }
         return result.response

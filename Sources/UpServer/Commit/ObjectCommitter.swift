@@ -17,6 +17,7 @@ struct ObjectCommitter: Sendable {
     let callbacks: CallbackOutbox
     /// How callbacks are signed.
     let scheme: UpServerConfiguration.Callback.Scheme
+    let clock: any WallClock
     let metrics: UpMetrics
     let logger: Logger
 
@@ -24,7 +25,11 @@ struct ObjectCommitter: Sendable {
     /// `MultipartIndex.completeUpload` for v2; the callback's outbox message goes with it.
     typealias Writer = @Sendable (StoredObject, PutMode, OutboxMessage?) async throws -> PutObjectOutcome
 
-    func commit(_ request: CommitRequest, now: Int64, write: Writer) async throws -> CommitResult {
+    /// Commits `request` as of now: the object's `putTime`, `$(uploadTime)` and the start of its
+    /// callback's lease are the time of the commit, not of the request's start (a body may have
+    /// streamed for minutes).
+    func commit(_ request: CommitRequest, write: Writer) async throws -> CommitResult {
+        let now = clock.unixSeconds
         let policy = request.token.policy
         try policy.checkSize(request.fsize)
         let mimeType = MimeResolution.resolve(
@@ -64,7 +69,7 @@ struct ObjectCommitter: Sendable {
             guard let existing = try await objects.object(bucket: policy.bucket, key: key),
                 existing.etag == request.etag
             else { throw UpError(.fileExists, detail: "\(policy.bucket):\(key)") }
-            return try await answer(policy: policy, variables: variables, key: key, callback: callback.map { .unrecorded($0) }, now: now)
+            return try await answer(policy: policy, variables: variables, key: key, callback: callback.map { .unrecorded($0) })
         }
         switch outcome {
         case .alreadyCompleted(let completion):
@@ -76,8 +81,7 @@ struct ObjectCommitter: Sendable {
             // with its reply, or 579 as the first time.
             if let callback, !policy.fetchesKeyFromCallback {
                 let result = try await answer(
-                    policy: policy, variables: variables, key: completion.objectKey, callback: .unrecorded(callback),
-                    now: now)
+                    policy: policy, variables: variables, key: completion.objectKey, callback: .unrecorded(callback))
                 if case .stored(_, let reply) = result {
                     await bookkeeping("record the mkfile result") {
                         _ = try await objects.recordCompletionResult(completion.key, result: String(decoding: reply, as: UTF8.self))
@@ -90,7 +94,7 @@ struct ObjectCommitter: Sendable {
             metrics.uploadsCompleted.increment([request.kind.rawValue])
             await release(released)
             let result = try await answer(
-                policy: policy, variables: variables, key: key, callback: entry.map { .enqueued($0) }, now: now)
+                policy: policy, variables: variables, key: key, callback: entry.map { .enqueued($0) })
             if let completionKey = request.completionKey, case .stored(_, let reply) = result {
                 // A repeated, finished mkfile answers with this first result, not 701.
                 await bookkeeping("record the mkfile result") {
@@ -110,7 +114,7 @@ struct ObjectCommitter: Sendable {
 
     /// Runs the callback (if any) or renders returnBody.
     private func answer(
-        policy: PutPolicy, variables: MagicVariables, key: String, callback: Callback?, now: Int64
+        policy: PutPolicy, variables: MagicVariables, key: String, callback: Callback?
     ) async throws -> CommitResult {
         let outcome: CallbackOutcome
         switch callback {
@@ -119,7 +123,7 @@ struct ObjectCommitter: Sendable {
             let reply = policy.returnBody.map { Array(variables.renderJSON($0).utf8) }
                 ?? Self.defaultReply(key: key, etag: variables.etag)
             return .stored(key: key, reply: reply)
-        case .enqueued(let entry): outcome = await callbacks.attemptNow(entry, now: now)
+        case .enqueued(let entry): outcome = await callbacks.attemptNow(entry)
         case .unrecorded(let message): outcome = await callbacks.deliverUnrecorded(message.request)
         }
         switch outcome {

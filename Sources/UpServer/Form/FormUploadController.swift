@@ -98,7 +98,7 @@ struct FormUploadController: Sendable {
             metadata: fields.metadata, etag: file.etag?.etag ?? "", fsize: file.count, segments: file.segments,
             kind: .form)
         let objects = self.objects
-        return try await committer.commit(request, now: clock.unixSeconds) { object, mode, callback in
+        return try await committer.commit(request) { object, mode, callback in
             let outcome = try await objects.putObject(object, mode: mode, completion: nil, callback: callback)
             witness.markStored()
             return outcome

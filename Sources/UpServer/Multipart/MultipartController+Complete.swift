@@ -55,7 +55,7 @@ extension MultipartController {
         let uploads = self.uploads
         let result: CommitResult
         do {
-            result = try await committer.commit(commit, now: now) { object, mode, callback in
+            result = try await committer.commit(commit) { object, mode, callback in
                 do {
                     return try await uploads.completeUpload(
                         uploadID, parts: references, object: object, mode: mode, completion: completion,
@@ -104,7 +104,7 @@ extension MultipartController {
             segments: object.segments, kind: .multipartV2, completionKey: key)
         commit.customVariables = body.customVariables
         commit.metadata = body.metadata
-        let result = try await committer.commit(commit, now: now) { _, _, _ in .alreadyCompleted(completion) }
+        let result = try await committer.commit(commit) { _, _, _ in .alreadyCompleted(completion) }
         return result.response
     }
 

@@ -7,7 +7,7 @@ import Outbox
 ///
 /// The request that stores an object enqueues its callback *born claimed* by this process
 /// (``message(for:)``, written in the object's transaction) and tries it at once
-/// (``attemptNow(_:now:)``), relaying the answer to the uploader; the background retrier
+/// (``attemptNow(_:)``), relaying the answer to the uploader; the background retrier
 /// (`OutboxRetrier`) takes over whatever that attempt could not deliver — of any process sharing
 /// the index, once a claim's lease has run out. No grace period: the claim says who is trying.
 struct CallbackOutbox: Sendable {
@@ -26,11 +26,12 @@ struct CallbackOutbox: Sendable {
     ///   - deliverer: Sends one callback.
     ///   - settings: Timeout (sizes the lease) and retry schedule.
     ///   - owner: This process's owner id in claims.
+    ///   - clock: Leases and retry times are read from it.
     ///   - metrics: Attempts, failures and depth are counted here.
     ///   - logger: Outcomes are logged here.
     init(
         store: any OutboxStore, deliverer: any CallbackDelivering, settings: UpServerConfiguration.Callback,
-        owner: String, metrics: UpMetrics, logger: Logger
+        owner: String, clock: any WallClock, metrics: UpMetrics, logger: Logger
     ) {
         self.store = store
         self.deliverer = deliverer
@@ -38,6 +39,7 @@ struct CallbackOutbox: Sendable {
         self.metrics = metrics
         worker = OutboxWorker(
             owner: owner, store: store, sender: CallbackSender(deliverer: deliverer), schedule: settings.schedule,
+            clock: clock,
             metrics: .init(attempts: metrics.callbackAttempts, failures: metrics.callbackFailures, depth: metrics.outboxDepth),
             logger: logger, label: "outbox",
             describe: { entry in
@@ -53,8 +55,8 @@ struct CallbackOutbox: Sendable {
 
     /// The storing request's attempt of `entry` (born claimed by this process), recorded like
     /// every later one.
-    func attemptNow(_ entry: OutboxEntry, now: Int64) async -> CallbackOutcome {
-        switch await worker.attempt(entry, now: now) {
+    func attemptNow(_ entry: OutboxEntry) async -> CallbackOutcome {
+        switch await worker.attempt(entry) {
         case .delivered(let reply): .delivered(reply: Array(reply.utf8))
         case .failed(let reason): .failed(reason: reason)
         }

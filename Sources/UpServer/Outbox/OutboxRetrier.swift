@@ -14,18 +14,16 @@ final class OutboxRetrier: Sendable {
     static let batchSize = 32
 
     private let worker: OutboxWorker
-    private let clock: any WallClock
     private let loop = PeriodicTask(name: "outbox-retrier")
 
     /// Creates a stopped retrier over `outbox`'s worker.
-    init(outbox: CallbackOutbox, clock: any WallClock) {
+    init(outbox: CallbackOutbox) {
         worker = outbox.worker
-        self.clock = clock
     }
 
     /// Starts retrying in the background every `interval`.
     func start(every interval: Duration) {
-        loop.start(every: interval) { [self] in _ = await runOnce(now: clock.unixSeconds) }
+        loop.start(every: interval) { [self] in _ = await runOnce() }
     }
 
     /// Whether the background loop is running.
@@ -34,11 +32,11 @@ final class OutboxRetrier: Sendable {
     /// Stops the background loop and waits for a pass in flight.
     func stop() async { await loop.stop() }
 
-    /// One pass at `now` (Unix seconds).
+    /// One pass, as of the outbox's clock.
     ///
     /// - Returns: How many entries were attempted.
     @discardableResult
-    func runOnce(now: Int64) async -> Int {
-        await worker.runOnce(now: now, limit: Self.batchSize)
+    func runOnce() async -> Int {
+        await worker.runOnce(limit: Self.batchSize)
     }
 }

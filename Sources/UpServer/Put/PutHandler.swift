@@ -60,7 +60,7 @@ struct PutHandler: Sendable {
                 metadata: path.metadata, etag: written.etag?.etag ?? "", fsize: written.count,
                 segments: written.segments, kind: .singlePut, completionKey: nil)
             let objects = self.objects
-            let result = try await committer.commit(commit, now: now) { object, mode, callback in
+            let result = try await committer.commit(commit) { object, mode, callback in
                 let outcome = try await objects.putObject(object, mode: mode, completion: nil, callback: callback)
                 witness.markStored()
                 return outcome

@@ -14,6 +14,19 @@ struct OutboxRetrierTests {
     static let t0: Int64 = 1_900_000_000
     let logs = LogSink.memory()
     let metrics = Metrics()
+    let clock = ManualClock(Double(Self.t0))
+
+    /// One retrier pass with the clock at `time`.
+    func pass(_ retrier: OutboxRetrier, at time: Int64) async -> Int {
+        clock.set(Double(time))
+        return await retrier.runOnce()
+    }
+
+    /// The storing request's attempt with the clock at `time`.
+    func attemptNow(_ outbox: CallbackOutbox, _ entry: OutboxEntry, at time: Int64) async -> CallbackOutcome {
+        clock.set(Double(time))
+        return await outbox.attemptNow(entry)
+    }
 
     func outbox(
         _ store: any OutboxStore, _ callbacks: ScriptedCallbacks, owner: String = "up-test", maxRetries: Int = 12
@@ -21,11 +34,11 @@ struct OutboxRetrierTests {
         CallbackOutbox(
             store: store, deliverer: callbacks,
             settings: .init(timeoutSeconds: 5, maxRetries: maxRetries, retryBaseDelaySeconds: 5, retryMaxDelaySeconds: 3600),
-            owner: owner, metrics: UpMetrics(metrics), logger: Logger(label: "test", sink: logs))
+            owner: owner, clock: clock, metrics: UpMetrics(metrics), logger: Logger(label: "test", sink: logs))
     }
 
     func retrier(_ outbox: CallbackOutbox) -> OutboxRetrier {
-        OutboxRetrier(outbox: outbox, clock: ManualClock(Double(Self.t0)))
+        OutboxRetrier(outbox: outbox)
     }
 
     /// Stores an object with its callback born claimed by `outbox`'s process, as the committer does.
@@ -44,13 +57,13 @@ struct OutboxRetrierTests {
         var up = outbox(index.outbox, callbacks)
         let entry = try await enqueue(index, up)
         // The storing request's attempt fails → retry in 5 s.
-        #expect(await up.attemptNow(entry, now: Self.t0) == .failed(reason: "status 503"))
+        #expect(await attemptNow(up, entry, at: Self.t0) == .failed(reason: "status 503"))
         var sut = retrier(up)
-        #expect(await sut.runOnce(now: Self.t0 + 4) == 0)  // not due yet
-        #expect(await sut.runOnce(now: Self.t0 + 5) == 1)  // attempt 2 fails → +10 s
+        #expect(await pass(sut, at: Self.t0 + 4) == 0)  // not due yet
+        #expect(await pass(sut, at: Self.t0 + 5) == 1)  // attempt 2 fails → +10 s
         #expect(try await index.outbox.entry(id: entry.id)?.delivery.state == .pending(dueAt: Self.t0 + 15))
-        #expect(await sut.runOnce(now: Self.t0 + 14) == 0)
-        #expect(await sut.runOnce(now: Self.t0 + 15) == 1)  // attempt 3 fails → +20 s
+        #expect(await pass(sut, at: Self.t0 + 14) == 0)
+        #expect(await pass(sut, at: Self.t0 + 15) == 1)  // attempt 3 fails → +20 s
         let pending = try #require(try await index.outbox.entry(id: entry.id))
         #expect(pending.delivery == OutboxDelivery(state: .pending(dueAt: Self.t0 + 35), attempts: 3))
         #expect(pending.lastError == "status 503")
@@ -60,14 +73,14 @@ struct OutboxRetrierTests {
         index = try SQLiteUpIndex(dataDirectory: directory.url)
         up = outbox(index.outbox, callbacks, owner: "up-restarted")
         sut = retrier(up)
-        #expect(await sut.runOnce(now: Self.t0 + 35) == 1)
+        #expect(await pass(sut, at: Self.t0 + 35) == 1)
         let delivered = try #require(try await index.outbox.entry(id: entry.id))
         #expect(delivered.delivery == OutboxDelivery(state: .delivered, attempts: 4) && delivered.reply == #"{"ok":true}"#)
         #expect(callbacks.sent.count == 4 && callbacks.sent.allSatisfy { $0.body == "key=k" })
         #expect(metrics.value("upgate_up_outbox_depth") == 0)
         #expect(metrics.value("upgate_up_callback_attempts_total") == 4)
         #expect(metrics.value("upgate_up_callback_failures_total") == 3)
-        #expect(await sut.runOnce(now: Self.t0 + 10_000) == 0)
+        #expect(await pass(sut, at: Self.t0 + 10_000) == 0)
     }
 
     @Test("gives up after maxRetries background attempts: dead, listed as dead, and requeueable")
@@ -77,17 +90,18 @@ struct OutboxRetrierTests {
         callbacks.script(.failed(reason: "a"), .failed(reason: "b"), .failed(reason: "c"))
         let up = outbox(index.outbox, callbacks, maxRetries: 2)
         let entry = try await enqueue(index, up)
-        _ = await up.attemptNow(entry, now: Self.t0)        // attempt 1 → retry in 5 s
+        _ = await attemptNow(up, entry, at: Self.t0)        // attempt 1 → retry in 5 s
         let sut = retrier(up)
-        #expect(await sut.runOnce(now: Self.t0 + 5) == 1)   // attempt 2 → retry in 10 s
-        #expect(await sut.runOnce(now: Self.t0 + 15) == 1)  // attempt 3: maxRetries used up
+        #expect(await pass(sut, at: Self.t0 + 5) == 1)   // attempt 2 → retry in 10 s
+        #expect(await pass(sut, at: Self.t0 + 15) == 1)  // attempt 3: maxRetries used up
         let dead = try #require(try await index.outbox.entry(id: entry.id))
         #expect(dead.delivery == OutboxDelivery(state: .dead, attempts: 3) && dead.lastError == "c")
-        #expect(await sut.runOnce(now: Self.t0 + 100_000) == 0)
+        #expect(await pass(sut, at: Self.t0 + 100_000) == 0)
         #expect(try await index.outbox.list([.dead], before: nil, limit: 10).map(\.id) == [entry.id])
         #expect(logs.capturedLines.contains { $0.contains("failed for good") && $0.contains(#""key":"k""#) })
-        #expect(try await up.worker.requeue(entry.id, now: Self.t0 + 200_000) != nil)
-        #expect(await sut.runOnce(now: Self.t0 + 200_000) == 1)
+        clock.set(Double(Self.t0 + 200_000))
+        #expect(try await up.worker.requeue(entry.id) != nil)
+        #expect(await pass(sut, at: Self.t0 + 200_000) == 1)
         #expect(try await index.outbox.entry(id: entry.id)?.delivery.state == .delivered)
     }
 
@@ -99,9 +113,9 @@ struct OutboxRetrierTests {
         let entry = try await enqueue(index, crashed)  // born claimed; its attempt never happens
         #expect(entry.leaseSeconds == 10)              // 5 s timeout × 1 URL + 5 s
         let sut = retrier(outbox(index.outbox, callbacks, owner: "up-other"))
-        #expect(await sut.runOnce(now: Self.t0 + 9) == 0)
+        #expect(await pass(sut, at: Self.t0 + 9) == 0)
         #expect(callbacks.sent.isEmpty)
-        #expect(await sut.runOnce(now: Self.t0 + 10) == 1)
+        #expect(await pass(sut, at: Self.t0 + 10) == 1)
         #expect(try await index.outbox.entry(id: entry.id)?.delivery == OutboxDelivery(state: .delivered, attempts: 2))
     }
 
@@ -111,7 +125,8 @@ struct OutboxRetrierTests {
         let callbacks = ScriptedCallbacks()
         let up = outbox(index.outbox, callbacks)
         let entry = try await enqueue(index, up)
-        let sut = OutboxRetrier(outbox: up, clock: ManualClock(Double(Self.t0 + 10)))
+        clock.set(Double(Self.t0 + 10))
+        let sut = OutboxRetrier(outbox: up)
         sut.start(every: .milliseconds(20))
         for _ in 0..<200 where try await index.outbox.entry(id: entry.id)?.delivery.state != .delivered {
             try await Task.sleep(for: .milliseconds(10))
@@ -132,20 +147,20 @@ struct OutboxRetrierTests {
         let up = outbox(index.outbox, callbacks)
         let entry = try await enqueue(index, up)
         index.refuse([.recordOutcome])
-        #expect(await up.attemptNow(entry, now: Self.t0) == .failed(reason: "status 503"))
+        #expect(await attemptNow(up, entry, at: Self.t0) == .failed(reason: "status 503"))
         let sut = retrier(up)
-        #expect(await sut.runOnce(now: Self.t0 + 9) == 0)   // still claimed
-        #expect(await sut.runOnce(now: Self.t0 + 10) == 1)  // lease ran out: delivered, not recordable
+        #expect(await pass(sut, at: Self.t0 + 9) == 0)   // still claimed
+        #expect(await pass(sut, at: Self.t0 + 10) == 1)  // lease ran out: delivered, not recordable
         let stuck = try #require(try await index.outbox.entry(id: entry.id))
         #expect(stuck.delivery == OutboxDelivery(state: .claimed(owner: "up-test", leaseUntil: Self.t0 + 20), attempts: 2))
         #expect(index.refused == 2)
         #expect(logs.capturedLines.filter { $0.contains("outbox: cannot record attempt") }.count == 2)
 
         index.refuse([])
-        #expect(await sut.runOnce(now: Self.t0 + 20) == 1)
+        #expect(await pass(sut, at: Self.t0 + 20) == 1)
         let delivered = try #require(try await index.outbox.entry(id: entry.id))
         #expect(delivered.delivery == OutboxDelivery(state: .delivered, attempts: 3))
         #expect(callbacks.sent.count == 3 && callbacks.sent.allSatisfy { $0.body == "key=k" })
-        #expect(await sut.runOnce(now: Self.t0 + 10_000) == 0)
+        #expect(await pass(sut, at: Self.t0 + 10_000) == 0)
     }
 }
