@@ -81,7 +81,8 @@ struct BlockUpload: Sendable, Equatable {
 
     /// What the handler must do.
     enum Action: Sendable, Equatable {
-        /// Move the incomplete block back from `from` to `to` (`UpIndex` compare-and-set), report ``Event/rewound(_:)``.
+        /// Move the incomplete block back from `from` to `to` (`BlockIndex.rewindBlock`, a
+        /// compare-and-set); report ``Event/rewound(_:)``.
         case rewind(from: Int64, to: Int64, crc32: UInt32)
         /// Stream the body into the blob at `offset`; at most `capacity` bytes, else `overflow`;
         /// seal (fsync, SHA-1) if it reaches `blockSize`. Report ``Event/written(_:)``.

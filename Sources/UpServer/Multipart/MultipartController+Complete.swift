@@ -12,7 +12,7 @@ extension MultipartController {
     /// 1 MiB…1 GiB, the last ≤ 1 GiB (400, §5: "checked at complete"). The hash is the v1 etag for
     /// the 4 MiB layout, else the v2 hash (§7.2, `Etag.v2(parts:)`) from the digests stored with the
     /// parts. The committer applies the policy and writes object + callback in the same
-    /// transaction that marks the upload completed (`UpIndex.completeUpload`).
+    /// transaction that marks the upload completed (`MultipartIndex.completeUpload`).
     ///
     /// A repeat of a finished complete with the same key and parts list returns the first answer,
     /// also after a restart: the complete stores a completion record with the object, as mkfile

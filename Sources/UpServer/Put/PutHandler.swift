@@ -16,7 +16,7 @@ import UpCore
 /// `POST /putb64/<fsize>/...` carries the file base64-encoded (standard or URL-safe alphabet,
 /// padding optional, line breaks ignored; `fsize` is the decoded size). It cannot be hashed
 /// while streaming without a streaming base64 decoder, so the route collects its body — it is
-/// meant for small payloads and limited by ``ResumableController/maxPutB64Body``.
+/// meant for small payloads and limited by ``PutController/maxPutB64Body``.
 struct PutHandler: Sendable {
     let authorizer: UploadAuthorizer
     let ingest: BlobIngest

@@ -1,6 +1,6 @@
 import UpCore
 
-/// Argument checks both `UpIndex` implementations apply, so they refuse the same things.
+/// Argument checks every index implementation applies, so they refuse the same things.
 public enum UpIndexRules {
     /// qiniu-protocol.md §4.1: `blockSize` must be 1…4 MiB.
     public static func checkBlockSize(_ size: Int64) throws {

@@ -1,4 +1,4 @@
-/// What a sweep deletes — the one rule both `UpIndex` implementations apply.
+/// What a sweep deletes — the one rule every `SweepIndex` implementation applies.
 ///
 /// Expired block rows and expired (or finished) upload rows go; their blobs go too, unless an
 /// object references them: a block whose blob became part of an object is never swept, since
