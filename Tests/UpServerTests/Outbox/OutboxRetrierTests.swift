@@ -163,4 +163,28 @@ struct OutboxRetrierTests {
         #expect(callbacks.sent.count == 3 && callbacks.sent.allSatisfy { $0.body == "key=k" })
         #expect(await pass(sut, at: Self.t0 + 10_000) == 0)
     }
+
+    /// Issue 12 runs several up-servers on one index: the claim, not a grace period, keeps their
+    /// retriers from sending one callback twice.
+    @Test("two processes sharing one index deliver every callback once")
+    func twoProcessesShareTheOutbox() async throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        try FileManager.default.createDirectory(at: directory.url, withIntermediateDirectories: true)
+        let first = try SQLiteUpIndex(dataDirectory: directory.url)
+        let second = try SQLiteUpIndex(dataDirectory: directory.url)
+        for index in 0..<30 {
+            _ = try await CallbackFixtures.store(first, key: "k\(index)", now: Self.t0)  // pending: its creator died
+        }
+        let (oneCallbacks, twoCallbacks) = (ScriptedCallbacks(), ScriptedCallbacks())
+        let one = retrier(outbox(first.outbox, oneCallbacks, owner: "up-one"))
+        let two = retrier(outbox(second.outbox, twoCallbacks, owner: "up-two"))
+        clock.set(Double(Self.t0))
+        async let a = one.runOnce()
+        async let b = two.runOnce()
+        let attempted = await a + b
+        let bodies = (oneCallbacks.sent + twoCallbacks.sent).map(\.body)
+        #expect(attempted == 30 && bodies.count == 30 && Set(bodies).count == 30)
+        #expect(try await first.outbox.list([.delivered], before: nil, limit: 100).count == 30)
+    }
 }
