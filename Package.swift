@@ -62,7 +62,8 @@ let package = Package(
         ),
         .target(name: "UpClient", dependencies: ["UpCore", "HTTPTransport", "Basics"], swiftSettings: safeOnly),
         .target(
-            name: "TestSupport", dependencies: ["HTTPKit", "HTTPTransport", "Basics", "UpCore", "UpServer", "Outbox"],
+            name: "TestSupport",
+            dependencies: ["HTTPKit", "HTTPTransport", "Basics", "UpCore", "UpServer", "BizServer", "Outbox"],
             swiftSettings: safeOnly),
 
         // MARK: Executables — parse arguments, load Config/*.json, run
