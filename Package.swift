@@ -47,6 +47,8 @@ let package = Package(
         .target(name: "Basics", swiftSettings: safeOnly),
         .target(name: "UpCore", dependencies: ["NativeCrypto"], swiftSettings: safeOnly),
         .target(name: "HTTPKit", dependencies: ["NativeHTTP", "Basics"], swiftSettings: safeOnly),
+        // One durable delivery machine and store role for both servers (DESIGN.md "Round 2").
+        .target(name: "Outbox", dependencies: ["Basics", "NativeStore"], swiftSettings: safeOnly),
         .target(name: "HTTPTransport", dependencies: ["NativeCurl", "Basics"], swiftSettings: safeOnly),
         .target(
             name: "BizServer",
@@ -55,12 +57,13 @@ let package = Package(
         ),
         .target(
             name: "UpServer",
-            dependencies: ["UpCore", "HTTPKit", "HTTPTransport", "NativeStore", "NativeCrypto", "Basics"],
+            dependencies: ["UpCore", "HTTPKit", "HTTPTransport", "NativeStore", "NativeCrypto", "Basics", "Outbox"],
             swiftSettings: safeOnly
         ),
         .target(name: "UpClient", dependencies: ["UpCore", "HTTPTransport", "Basics"], swiftSettings: safeOnly),
         .target(
-            name: "TestSupport", dependencies: ["HTTPKit", "HTTPTransport", "Basics", "UpCore", "UpServer", "BizServer"],
+            name: "TestSupport",
+            dependencies: ["HTTPKit", "HTTPTransport", "Basics", "UpCore", "UpServer", "BizServer", "Outbox"],
             swiftSettings: safeOnly),
 
         // MARK: Executables — parse arguments, load Config/*.json, run
@@ -78,6 +81,8 @@ let package = Package(
             resources: [.copy("Vectors/vectors.json")],
             swiftSettings: safeOnly
         ),
+        .testTarget(
+            name: "OutboxTests", dependencies: ["Outbox", "Basics", "NativeStore", "TestSupport"], swiftSettings: safeOnly),
         .testTarget(name: "HTTPKitTests", dependencies: ["HTTPKit", "NativeHTTP", "TestSupport"], swiftSettings: safeOnly),
         .testTarget(
             name: "HTTPTransportTests", dependencies: ["HTTPTransport", "HTTPKit", "Basics", "TestSupport"],
@@ -86,6 +91,7 @@ let package = Package(
             name: "UpServerTests",
             dependencies: [
                 "UpServer", "UpCore", "HTTPKit", "HTTPTransport", "NativeStore", "NativeCrypto", "NativeHTTP", "Basics", "TestSupport",
+                "Outbox",
             ],
             swiftSettings: safeOnly
         ),

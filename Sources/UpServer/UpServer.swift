@@ -2,6 +2,7 @@ public import Basics
 import Foundation
 public import HTTPKit
 import NativeCrypto
+import Outbox
 import UpCore
 
 /// A self-hostable Qiniu up server: form upload, v1 resumable (mkblk/bput/mkfile), v2 multipart,
@@ -19,7 +20,6 @@ public final class UpServer: Sendable {
     /// All routes; usable in-process without a socket.
     public let router: Router
 
-    let services: UpServices
     private let logger: Logger
     private let upMetrics: UpMetrics
     private let http: HTTPServerHost
@@ -28,49 +28,48 @@ public final class UpServer: Sendable {
     /// Removes expired blocks and uploads (started by `start()`).
     let sweeperTask: SweeperTask
     private let outboxPollInterval: Duration
+    /// The externally reachable base URL (`host` in mkblk/bput replies, spec §4.2).
+    private let baseURLProvider: @Sendable () -> String
+    /// The writer of each v1 block being written (tests watch a takeover through it).
+    let writers = BlobWriteLocks()
+    /// The stores the server runs on (tests look into them).
+    let stores: UpStores
 
+    /// Wires the server over `stores`; every controller gets only the roles it uses.
     init(
-        configuration: UpServerConfiguration, index: any UpIndex, store: any BlockStore,
-        callbacks: any CallbackDelivering, contextSecret: [UInt8], clock: any WallClock, logger: Logger,
-        metrics: Metrics, outboxPollInterval: Duration = .seconds(2)
+        configuration: UpServerConfiguration, stores: UpStores, callbacks: any CallbackDelivering,
+        contextSecret: [UInt8], clock: any WallClock, logger: Logger, metrics: Metrics,
+        outboxPollInterval: Duration = .seconds(2)
     ) {
         self.configuration = configuration
         self.metrics = metrics
         self.logger = logger
+        self.stores = stores
         let upMetrics = UpMetrics(metrics)
         self.upMetrics = upMetrics
-        var keys: [String: HMACSHA1] = [:]
-        for (accessKey, secretKey) in configuration.keys { keys[accessKey] = HMACSHA1(key: Array(secretKey.utf8)) }
         let http = HTTPServerHost()
         self.http = http
-        let services = UpServices(
-            configuration: configuration, index: index, store: store, hashes: BlockHashCache(), locks: BlobWriteLocks(),
-            authorizer: UploadAuthorizer(keys: KeyRing(macs: keys), buckets: Set(configuration.buckets)),
-            contextMAC: HMACSHA1(key: contextSecret),
-            committer: ObjectCommitter(
-                index: index, store: store, callbacks: callbacks, configuration: configuration, metrics: upMetrics,
-                logger: logger),
-            clock: clock, metrics: upMetrics, logger: logger,
-            baseURL: Self.baseURLProvider(configuration, http.boundPort))
-        self.services = services
+        baseURLProvider = Self.baseURLProvider(configuration, http.boundPort)
         self.outboxPollInterval = outboxPollInterval
-        retrier = OutboxRetrier(
-            index: index, callbacks: callbacks, settings: configuration.callback, metrics: upMetrics, logger: logger,
-            clock: clock)
+        let outbox = CallbackOutbox(
+            store: stores.outbox, deliverer: callbacks, settings: configuration.callback,
+            owner: OutboxWorker.makeOwnerID(prefix: "up"), clock: clock, metrics: upMetrics, logger: logger)
+        let hashes = BlockHashCache()
+        retrier = OutboxRetrier(outbox: outbox)
         sweeperTask = SweeperTask(
-            sweeper: Sweeper(index: index, store: store, hashes: services.hashes), metrics: upMetrics, logger: logger,
-            clock: clock)
-        var router = Router()
-        OperationsController(services: services).register(on: &router)
-        FormUploadController(services: services).register(on: &router)
-        ManagementController(services: services).register(on: &router)
-        ResumableController(services: services).register(on: &router)
-        MultipartController(services: services).register(on: &router)
-        self.router = router
+            sweeper: Sweeper(index: stores.sweep, store: stores.blobs, hashes: hashes), metrics: upMetrics,
+            logger: logger, clock: clock)
+        router = UpRoutes(
+            configuration: configuration, stores: stores, outbox: outbox, hashes: hashes, writers: writers,
+            contexts: BlockContexts(
+                mac: HMACSHA1(key: contextSecret), lifetimeSeconds: configuration.contextLifetimeSeconds,
+                baseURL: baseURLProvider),
+            clock: clock, metrics: upMetrics, logger: logger
+        ).router()
     }
 
     /// The base URL returned as `host` (spec §4.2): `publicBaseURL`, else from the listen address and bound port.
-    public var baseURL: String { services.baseURL() }
+    public var baseURL: String { baseURLProvider() }
 
     private static func baseURLProvider(_ configuration: UpServerConfiguration, _ port: BoundPort) -> @Sendable () -> String {
         port.baseURL(publicBaseURL: configuration.publicBaseURL, host: configuration.host, configuredPort: Int(configuration.port))
