@@ -36,12 +36,14 @@ let package = Package(
         .systemLibrary(name: "CMicroHTTPD", pkgConfig: "libmicrohttpd", providers: [.apt(["libmicrohttpd-dev"])]),
         .systemLibrary(name: "CSQLite3", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
+        .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
 
         // MARK: Native — the only importers of C, the only users of Unsafe*
         .target(name: "NativeCrypto", dependencies: ["CLibCrypto", "CZlib"], swiftSettings: native),
         .target(name: "NativeStore", dependencies: ["CSQLite3"], swiftSettings: native),
         .target(name: "NativeHTTP", dependencies: ["CMicroHTTPD"], swiftSettings: native),
         .target(name: "NativeCurl", dependencies: ["CCurl"], swiftSettings: native),
+        .target(name: "NativePostgres", dependencies: ["CLibPQ"], swiftSettings: native),
 
         // MARK: Safe layers
         .target(name: "Basics", swiftSettings: safeOnly),
@@ -60,7 +62,7 @@ let package = Package(
         ),
         .target(name: "UpClient", dependencies: ["UpCore", "HTTPTransport", "Basics"], swiftSettings: safeOnly),
         .target(
-            name: "TestSupport", dependencies: ["HTTPKit", "HTTPTransport", "Basics", "UpCore", "UpServer"],
+            name: "TestSupport", dependencies: ["HTTPKit", "HTTPTransport", "Basics", "UpCore", "UpServer", "NativePostgres"],
             swiftSettings: safeOnly),
 
         // MARK: Executables — parse arguments, load Config/*.json, run
@@ -71,6 +73,7 @@ let package = Package(
         // MARK: Tests — one per module, same name + "Tests"
         .testTarget(name: "NativeCryptoTests", dependencies: ["NativeCrypto"], swiftSettings: common),
         .testTarget(name: "NativeStoreTests", dependencies: ["NativeStore"], swiftSettings: common),
+        .testTarget(name: "NativePostgresTests", dependencies: ["NativePostgres", "TestSupport"], swiftSettings: common),
         .testTarget(name: "BasicsTests", dependencies: ["Basics", "TestSupport"], swiftSettings: safeOnly),
         .testTarget(
             name: "UpCoreTests",
