@@ -99,7 +99,11 @@ internal import CLibPQ
     /// would fail on it.
     public func checkIdle() -> Bool {
         guard !isBroken, unsafe PQtransactionStatus(handle) == PQTRANS_IDLE else { return false }
-        return unsafe PQconsumeInput(handle) == 1 && !isBroken
+        // Twice: a terminated backend sends its FATAL message and then closes. The first read
+        // takes the message (libpq treats an error that arrives while idle as a notice, leaving
+        // the connection "OK"); only the second meets the end of the stream.
+        for _ in 0..<2 where unsafe PQconsumeInput(handle) != 1 { return false }
+        return !isBroken
     }
 
     /// Number of statements prepared on this connection by ``query(_:_:)``.

@@ -1,18 +1,21 @@
 /// A query parameter (`$1`, `$2`, …).
 ///
-/// Everything but bytes travels in PostgreSQL's text format, which every type accepts; bytes
-/// travel in binary format as `bytea`, so they need no escaping. Integers, booleans and doubles
-/// are sent with their type (`int8`, `bool`, `float8`); text and NULL are sent untyped, so the
-/// server infers the type from where the parameter stands (`WHERE created_at > $1` takes a
-/// timestamp written as text). Where the SQL gives no hint (`SELECT $1`), cast: `$1::bytea`.
+/// Everything but bytes is sent untyped in PostgreSQL's text format, and the server gives each
+/// parameter the type its place in the SQL calls for (`WHERE id = $1` takes the column's type,
+/// `pg_terminate_backend($1)` an `int4`), as `psql` does for literals. Sending integers typed as
+/// `int8` instead would break every call of a function taking `int4`: PostgreSQL does not cast
+/// `int8` down to pick a function. Where the SQL gives no hint (`SELECT $1`) the type is
+/// `text`: cast (`$1::int8`). A value that does not fit the inferred type is the server's error
+/// (22003 for an `int4` out of range), never silently changed. Bytes are sent in binary format
+/// as `bytea`, so they need no escaping.
 public enum PostgresValue: Sendable, Hashable {
     /// SQL NULL.
     case null
-    /// A 64-bit integer, sent as `int8` (assignable to `int4`/`int2` columns in range).
+    /// A 64-bit integer, in decimal.
     case integer(Int64)
-    /// A double, sent as `float8`.
+    /// A double, as the shortest text that reads back to the same value.
     case double(Double)
-    /// A boolean, sent as `bool`.
+    /// A boolean, as `t` or `f`.
     case bool(Bool)
     /// Text, sent untyped. Must not contain NUL characters (PostgreSQL text cannot hold them).
     case text(String)
@@ -21,13 +24,7 @@ public enum PostgresValue: Sendable, Hashable {
 
     /// The PostgreSQL type the value is sent as (0: let the server infer it).
     var typeOID: UInt32 {
-        switch self {
-        case .null, .text: PostgresType.unknown
-        case .integer: PostgresType.int8
-        case .double: PostgresType.float8
-        case .bool: PostgresType.bool
-        case .bytes: PostgresType.bytea
-        }
+        isBinary ? PostgresType.bytea : PostgresType.unknown
     }
 
     /// The bytes sent to the server, nil for NULL; text format except for `.bytes`.

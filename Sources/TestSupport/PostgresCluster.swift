@@ -68,6 +68,10 @@ public final class PostgresCluster: @unchecked Sendable {
         watchdogInput = Pipe()
         watchdog = try Self.process("pg_cluster_watch", [directory.path])
         watchdog.standardInput = watchdogInput
+        // Not this process's output: `swift test` reads that to its end, which would then wait
+        // for the watchdog too.
+        watchdog.standardOutput = FileHandle.nullDevice
+        watchdog.standardError = FileHandle.nullDevice
         try watchdog.run()
     }
 

@@ -25,13 +25,18 @@ import Testing
 
     @Test func aTransactionThatThrowsIsRolledBack() async throws {
         let pool = try await pool()
-        await #expect(throws: Abandon.self) {
-            try await pool.transaction { connection in
-                try connection.query("INSERT INTO t VALUES ($1)", [1])
-                throw Abandon()
+        let (open, count) = try await pool.withConnection { connection in
+            #expect(throws: Abandon.self) {
+                try connection.transaction {
+                    try connection.query("INSERT INTO t VALUES ($1)", [1])
+                    throw Abandon()
+                }
             }
+            // Checked on the same connection, before the pool would clean up after it.
+            return (connection.isInTransaction, try connection.query("SELECT count(*) FROM t").first?.decode(0, as: Int.self))
         }
-        #expect(try await ids(pool) == [])
+        #expect(!open)
+        #expect(count == 0)
     }
 
     @Test func aFailedStatementAbortsTheTransactionEvenIfTheErrorIsCaught() async throws {

@@ -4,7 +4,8 @@
 #   pg_cluster_start DIR [NAME=VALUE...]  initdb into DIR/data (the first time), then start on a free
 #                                         127.0.0.1 port (the same one again after a stop) with its
 #                                         unix socket in DIR; extra server settings go into its
-#                                         postgresql.conf (the first time)
+#                                         postgresql.conf (the first time); does
+#                                         nothing if it is running
 #   pg_cluster_url DIR [DATABASE]         postgresql://upgate@127.0.0.1:PORT/DATABASE?passfile=DIR/passfile
 #   pg_cluster_restart DIR                pg_ctl restart -m fast: same port, same data
 #   pg_cluster_stop DIR                   stops the postmaster by its pid (fast shutdown, then immediate,
@@ -86,6 +87,9 @@ pg_cluster_start() {
             for setting in "$@"; do echo "${setting%%=*} = '${setting#*=}'"; done
         } | pg_cluster_as tee -a "$dir/data/postgresql.conf" >/dev/null
     fi
+    local running
+    running="$(head -n 1 "$dir/data/postmaster.pid" 2>/dev/null)" || running=""
+    if [[ "$running" =~ ^[0-9]+$ ]] && pg_cluster_alive "$running"; then return 0; fi
     # A cluster started before keeps its port (clients hold URLs). Another process may take a
     # free port before the server binds it: then try another.
     for attempt in 1 2 3; do
