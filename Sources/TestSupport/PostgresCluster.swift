@@ -32,7 +32,8 @@ public final class PostgresCluster: @unchecked Sendable {
     private let watchdog: Process
     private let watchdogInput: Pipe
 
-    private static let sharedCluster = Task { try await PostgresCluster.start() }
+    /// Room for many tests' pools at once (the default is 100).
+    private static let sharedCluster = Task { try await PostgresCluster.start(settings: ["max_connections=200"]) }
     private static let live = Mutex<[PostgresCluster]>([])
     private static let databaseCount = Mutex(0)
 
@@ -54,11 +55,8 @@ public final class PostgresCluster: @unchecked Sendable {
             throw Failure(message: "no port written to \(directory.path)")
         }
         let cluster = try PostgresCluster(directory: directory, port: port)
-        let first = live.withLock { live in
-            live.append(cluster)
-            return live.count == 1
-        }
-        if first { atexit { PostgresCluster.stopAllAtExit() } }
+        live.withLock { $0.append(cluster) }
+        Self.registerAtExit
         return cluster
     }
 
@@ -119,6 +117,11 @@ public final class PostgresCluster: @unchecked Sendable {
         // The watchdog's own stop is bounded (~24 s); this bound only guards against a hung shell.
         for _ in 0..<600 where watchdog.isRunning { usleep(50_000) }
     }
+
+    /// Registers ``stopAllAtExit()`` with `atexit` once, on first use.
+    private static let registerAtExit: Void = {
+        atexit { PostgresCluster.stopAllAtExit() }
+    }()
 
     private static func stopAllAtExit() {
         let clusters = live.withLock { live in

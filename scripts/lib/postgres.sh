@@ -31,7 +31,8 @@ pg_cluster_fail() { echo "postgres.sh: $*" >&2; return 1; }
 # pg_cluster_as COMMAND...: COMMAND as the cluster's owner.
 pg_cluster_as() {
     if [[ $(id -u) -eq 0 ]]; then
-        runuser -u "$PG_CLUSTER_USER" -- "$@"
+        # From /: the caller's directory may be closed to that user (initdb complains about it).
+        (cd / && runuser -u "$PG_CLUSTER_USER" -- "$@")
     else
         "$@"
     fi
