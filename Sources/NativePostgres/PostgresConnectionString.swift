@@ -51,10 +51,19 @@ public struct PostgresConnectionString: Sendable, Hashable, CustomStringConverti
         description = "\(user)\(host)\(port)/\(settings["dbname"] ?? "(default database)")"
     }
 
-    /// libpq's messages end with a newline.
+    /// libpq's messages end with a newline and may span lines ("…failed: Connection refused\n\tIs
+    /// the server running…"): one line for the log.
     static func trimmed(_ message: String) -> String {
-        var text = Substring(message)
-        while let last = text.last, last.isNewline || last == " " { text.removeLast() }
-        return String(text)
+        message.split(whereSeparator: \.isNewline).map { $0.trimmingWhitespace() }.filter { !$0.isEmpty }
+            .joined(separator: " ")
+    }
+}
+
+extension Substring {
+    fileprivate func trimmingWhitespace() -> Substring {
+        var text = self
+        while let first = text.first, first.isWhitespace { text.removeFirst() }
+        while let last = text.last, last.isWhitespace { text.removeLast() }
+        return text
     }
 }
