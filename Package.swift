@@ -39,11 +39,11 @@ let package = Package(
         .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
 
         // MARK: Native — the only importers of C, the only users of Unsafe*
+        .target(name: "NativePostgres", dependencies: ["CLibPQ"], swiftSettings: native),
         .target(name: "NativeCrypto", dependencies: ["CLibCrypto", "CZlib"], swiftSettings: native),
         .target(name: "NativeStore", dependencies: ["CSQLite3"], swiftSettings: native),
         .target(name: "NativeHTTP", dependencies: ["CMicroHTTPD"], swiftSettings: native),
         .target(name: "NativeCurl", dependencies: ["CCurl"], swiftSettings: native),
-        .target(name: "NativePostgres", dependencies: ["CLibPQ"], swiftSettings: native),
 
         // MARK: Safe layers
         .target(name: "Basics", swiftSettings: safeOnly),
@@ -62,7 +62,7 @@ let package = Package(
         ),
         .target(name: "UpClient", dependencies: ["UpCore", "HTTPTransport", "Basics"], swiftSettings: safeOnly),
         .target(
-            name: "TestSupport", dependencies: ["HTTPKit", "HTTPTransport", "Basics", "UpCore", "UpServer", "NativePostgres"],
+            name: "TestSupport", dependencies: ["HTTPKit", "HTTPTransport", "Basics", "UpCore", "UpServer"],
             swiftSettings: safeOnly),
 
         // MARK: Executables — parse arguments, load Config/*.json, run
@@ -71,9 +71,9 @@ let package = Package(
         .executableTarget(name: "up-cli", dependencies: ["UpClient", "UpCore", "HTTPTransport", "Basics"], swiftSettings: safeOnly),
 
         // MARK: Tests — one per module, same name + "Tests"
+        .testTarget(name: "NativePostgresTests", dependencies: ["NativePostgres", "TestSupport"], swiftSettings: common),
         .testTarget(name: "NativeCryptoTests", dependencies: ["NativeCrypto"], swiftSettings: common),
         .testTarget(name: "NativeStoreTests", dependencies: ["NativeStore"], swiftSettings: common),
-        .testTarget(name: "NativePostgresTests", dependencies: ["NativePostgres", "TestSupport"], swiftSettings: common),
         .testTarget(name: "BasicsTests", dependencies: ["Basics", "TestSupport"], swiftSettings: safeOnly),
         .testTarget(
             name: "UpCoreTests",

@@ -1,5 +1,4 @@
 public import Foundation
-public import NativePostgres
 import Synchronization
 
 #if canImport(Glibc)
@@ -12,8 +11,8 @@ import Glibc
 /// when the tests run as root.
 ///
 /// ```swift
-/// let database = try await PostgresCluster.shared().createDatabase()
-/// let pool = PostgresPool(database)
+/// let url = try await PostgresCluster.shared().createDatabase("outbox")
+/// let pool = PostgresPool(try PostgresConnectionString(url))
 /// ```
 ///
 /// ``shared()`` is started once per test process (~2 s) and each test makes its own database in
@@ -73,26 +72,22 @@ public final class PostgresCluster: @unchecked Sendable {
         try watchdog.run()
     }
 
-    /// The connection string for `database` (password from the cluster's password file).
-    public func connectionString(database: String = "postgres") throws -> PostgresConnectionString {
-        try PostgresConnectionString(
-            "postgresql://upgate@127.0.0.1:\(port)/\(database)?passfile=\(directory.path)/passfile&sslmode=disable")
+    /// The URL of `database` (`postgresql://upgate@127.0.0.1:PORT/DATABASE?passfile=…`): the
+    /// password comes from the cluster's password file, as in production from a file or the environment.
+    public func url(database: String = "postgres") async throws -> String {
+        try await Self.script("pg_cluster_url", [directory.path, database])
     }
 
-    /// Creates an empty database with a name no other test in this process uses.
+    /// Creates an empty database whose name (`prefix_N`) no other test in this process uses.
     ///
-    /// - Returns: Its connection string.
-    public func createDatabase(_ prefix: String = "test") async throws -> PostgresConnectionString {
+    /// - Returns: Its URL.
+    public func createDatabase(_ prefix: String = "test") async throws -> String {
         let number = Self.databaseCount.withLock {
             $0 += 1
             return $0
         }
-        let name = "\(prefix.lowercased().filter { $0.isLetter || $0.isNumber || $0 == "_" })_\(number)"
-        let admin = try connectionString()
-        try await BlockingIO.run {
-            _ = try PostgresConnection(admin).execute("CREATE DATABASE \(name)")
-        }
-        return try connectionString(database: name)
+        let name = "\(prefix.lowercased().filter { ($0.isLetter && $0.isASCII) || $0.isNumber || $0 == "_" })_\(number)"
+        return try await Self.script("pg_cluster_createdb", [directory.path, name])
     }
 
     /// Restarts the server (`pg_ctl restart -m fast`): every connection is dropped, the port stays.
@@ -131,14 +126,17 @@ public final class PostgresCluster: @unchecked Sendable {
         for cluster in clusters { cluster.stopNow() }
     }
 
-    /// Runs a `scripts/lib/postgres.sh` function to its end.
-    private static func script(_ function: String, _ arguments: [String]) async throws {
-        let log = FileManager.default.temporaryDirectory.appending(path: "upgate-pg-\(UUID().uuidString).log")
-        _ = FileManager.default.createFile(atPath: log.path, contents: nil)
-        defer { try? FileManager.default.removeItem(at: log) }
+    /// Runs a `scripts/lib/postgres.sh` function to its end and returns what it printed on
+    /// standard output, trimmed.
+    @discardableResult
+    private static func script(_ function: String, _ arguments: [String]) async throws -> String {
+        let stem = FileManager.default.temporaryDirectory.appending(path: "upgate-pg-\(UUID().uuidString)").path
+        let (output, errors) = (URL(fileURLWithPath: stem + ".out"), URL(fileURLWithPath: stem + ".err"))
+        for file in [output, errors] { _ = FileManager.default.createFile(atPath: file.path, contents: nil) }
+        defer { for file in [output, errors] { try? FileManager.default.removeItem(at: file) } }
         let process = try process(function, arguments)
-        process.standardOutput = try FileHandle(forWritingTo: log)
-        process.standardError = process.standardOutput
+        process.standardOutput = try FileHandle(forWritingTo: output)
+        process.standardError = try FileHandle(forWritingTo: errors)
         process.standardInput = FileHandle.nullDevice
         let status = try await BlockingIO.run {
             try process.run()
@@ -146,9 +144,10 @@ public final class PostgresCluster: @unchecked Sendable {
             return process.terminationStatus
         }
         guard status == 0 else {
-            let output = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
-            throw Failure(message: "\(function) \(arguments.joined(separator: " ")) exited \(status): \(output)")
+            let text = (try? String(contentsOf: errors, encoding: .utf8)) ?? ""
+            throw Failure(message: "\(function) \(arguments.joined(separator: " ")) exited \(status): \(text)")
         }
+        return ((try? String(contentsOf: output, encoding: .utf8)) ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
     private static func process(_ function: String, _ arguments: [String]) throws -> Process {

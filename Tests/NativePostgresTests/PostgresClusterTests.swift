@@ -8,7 +8,7 @@ import Testing
 @Suite struct PostgresClusterTests {
     @Test func aStoppedClusterLeavesNoServerAndNoDirectory() async throws {
         let cluster = try await PostgresCluster.start()
-        let database = try await cluster.createDatabase("cluster")
+        let database = try PostgresConnectionString(try await cluster.createDatabase("cluster"))
         let pid = try String(contentsOf: cluster.directory.appending(path: "data/postmaster.pid"), encoding: .utf8)
             .split(separator: "\n").first.map(String.init)
         #expect(try PostgresConnection(database).query("SELECT current_user").first?.decode(0, as: String.self) == "upgate")

@@ -13,7 +13,7 @@ import Testing
     private func withCluster(_ body: (PostgresCluster, PostgresConnectionString) async throws -> Void) async throws {
         let cluster = try await Self.cluster.value
         do {
-            try await body(cluster, try await cluster.createDatabase("reconnect"))
+            try await body(cluster, try PostgresConnectionString(try await cluster.createDatabase("reconnect")))
         } catch {
             try? await cluster.resume()
             throw error

@@ -7,6 +7,7 @@
 #                                         postgresql.conf (the first time); does
 #                                         nothing if it is running
 #   pg_cluster_url DIR [DATABASE]         postgresql://upgate@127.0.0.1:PORT/DATABASE?passfile=DIR/passfile
+#   pg_cluster_createdb DIR NAME          creates database NAME ([a-z0-9_]+), prints its URL
 #   pg_cluster_restart DIR                pg_ctl restart -m fast: same port, same data
 #   pg_cluster_stop DIR                   stops the postmaster by its pid (fast shutdown, then immediate,
 #                                         then SIGKILL; bounded: ~24 s)
@@ -115,6 +116,15 @@ pg_cluster_start() {
 pg_cluster_url() {
     local dir="$1" database="${2:-postgres}"
     echo "postgresql://upgate@127.0.0.1:$(cat "$dir/port")/$database?passfile=$dir/passfile&sslmode=disable"
+}
+
+pg_cluster_createdb() {
+    local dir="$1" name="$2"
+    [[ "$name" =~ ^[a-z0-9_]+$ ]] || pg_cluster_fail "database name $name is not [a-z0-9_]+" || return 1
+    # Over the socket in DIR, which trusts its owner's connections: no password needed here.
+    "$PG_CLUSTER_BIN/psql" -X -q -v ON_ERROR_STOP=1 -h "$dir" -p "$(cat "$dir/port")" -U upgate -d postgres \
+        -c "CREATE DATABASE $name" >&2 || pg_cluster_fail "could not create database $name in $dir" || return 1
+    pg_cluster_url "$dir" "$name"
 }
 
 pg_cluster_restart() {
