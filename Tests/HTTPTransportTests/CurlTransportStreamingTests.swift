@@ -2,6 +2,7 @@ import Foundation
 import HTTPKit
 import HTTPTransport
 import Testing
+import TestSupport
 
 /// ``CurlTransport/stream(_:body:)``: request bodies produced while sent and response bodies read
 /// as they arrive, with producers and readers slower than the socket so the transfer pauses and
@@ -27,18 +28,7 @@ import Testing
         }
     }
 
-    /// The pattern at `range`: each 1 KiB run one value, so order is checked and making it is cheap.
-    static func bytes(_ range: Range<Int>) -> [UInt8] {
-        var out: [UInt8] = []
-        out.reserveCapacity(range.count)
-        var offset = range.lowerBound
-        while offset < range.upperBound {
-            let runEnd = min(range.upperBound, (offset / 1024 + 1) * 1024)
-            out.append(contentsOf: [UInt8](repeating: UInt8(truncatingIfNeeded: offset / 1024 &* 37), count: runEnd - offset))
-            offset = runEnd
-        }
-        return out
-    }
+    static func bytes(_ range: Range<Int>) -> [UInt8] { BytePattern.bytes(range) }
 
     static func router(downloadSize: Int) -> Router {
         var router = CurlTransportUploadTests.hashingRouter()
