@@ -19,6 +19,8 @@ public final class SeaweedFS: Sendable {
     public let region = "us-east-1"
     /// The pid of `weed` itself.
     public let pid: Int32
+    /// Where weed keeps its volumes (removed when it stops): benchmarks measure bytes written here.
+    public let dataDirectory: String
     private let supervisor: Process
 
     /// Why the store could not be started.
@@ -78,10 +80,13 @@ public final class SeaweedFS: Sendable {
         guard let endpoint = fields["endpoint"], let key = fields["access_key"], let secret = fields["secret_key"],
               let pid = fields["pid"].flatMap(Int32.init)
         else { throw StartFailure(description: "unexpected line from scripts/lib/seaweedfs.sh: \(line)") }
-        return SeaweedFS(endpoint: endpoint, accessKeyId: key, secretAccessKey: secret, pid: pid, supervisor: process)
+        return SeaweedFS(
+            endpoint: endpoint, accessKeyId: key, secretAccessKey: secret, pid: pid, dataDirectory: directory + "/data",
+            supervisor: process)
     }
 
-    private init(endpoint: String, accessKeyId: String, secretAccessKey: String, pid: Int32, supervisor: Process) {
+    private init(endpoint: String, accessKeyId: String, secretAccessKey: String, pid: Int32, dataDirectory: String, supervisor: Process) {
+        self.dataDirectory = dataDirectory
         self.endpoint = endpoint
         self.accessKeyId = accessKeyId
         self.secretAccessKey = secretAccessKey
@@ -96,6 +101,27 @@ public final class SeaweedFS: Sendable {
         for _ in 0..<150 where supervisor.isRunning {
             try? await Task.sleep(for: .milliseconds(100))
         }
+    }
+
+    /// Bytes in the volume files of `bucket` (SeaweedFS keeps each bucket in its own collection,
+    /// files `<bucket>_<id>.dat|.idx`). They only grow until weed vacuums deleted data, so a
+    /// difference taken before any delete is what was written in between.
+    public func storedBytes(bucket: String) -> Int64 {
+        let files = FileManager.default.enumerator(atPath: dataDirectory)
+        var total: Int64 = 0
+        while let name = files?.nextObject() as? String {
+            guard (name.split(separator: "/").last ?? "").hasPrefix("\(bucket)_") else { continue }
+            let attributes = try? FileManager.default.attributesOfItem(atPath: dataDirectory + "/" + name)
+            if attributes?[.type] as? FileAttributeType == .typeRegular { total += (attributes?[.size] as? Int64) ?? 0 }
+        }
+        return total
+    }
+
+    /// Resident memory of weed in KiB (`VmRSS` in /proc), or nil.
+    public func residentKiB() -> Int? {
+        guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
+              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }) else { return nil }
+        return Int(line.split(whereSeparator: { $0 == " " || $0 == "\t" }).dropFirst().first ?? "")
     }
 
     /// Whether weed is still running.
