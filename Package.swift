@@ -50,7 +50,7 @@ let package = Package(
         .target(name: "HTTPTransport", dependencies: ["NativeCurl", "Basics"], swiftSettings: safeOnly),
         .target(
             name: "BizServer",
-            dependencies: ["UpCore", "HTTPKit", "NativeStore", "NativeCrypto", "Basics"],
+            dependencies: ["UpCore", "HTTPKit", "HTTPTransport", "NativeStore", "NativeCrypto", "Basics"],
             swiftSettings: safeOnly
         ),
         .target(
@@ -62,7 +62,7 @@ let package = Package(
         // S3-compatible object stores: SigV4 signing and the client up-server's S3 blob store uses.
         .target(name: "ObjectStorage", dependencies: ["NativeCrypto", "HTTPTransport", "Basics"], swiftSettings: safeOnly),
         .target(
-            name: "TestSupport", dependencies: ["HTTPKit", "HTTPTransport", "Basics", "UpCore", "UpServer"],
+            name: "TestSupport", dependencies: ["HTTPKit", "HTTPTransport", "Basics", "UpCore", "UpServer", "BizServer"],
             swiftSettings: safeOnly),
 
         // MARK: Executables — parse arguments, load Config/*.json, run

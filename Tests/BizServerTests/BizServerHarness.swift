@@ -14,9 +14,11 @@ struct BizServerHarness {
     static let secretKey = "test-sk"
     static let demoKey = "demo-api-key"
     static let otherKey = "other-api-key"
+    static let adminToken = "harness-admin-token-0123456789"
 
     let server: BizServer
     let store: InMemoryUploadRecordStore
+    let keys: InMemoryAPIKeyStore
     let clock: ManualClock
     let logs: LogSink
     let mac = HMACSHA1(key: Array(secretKey.utf8))
@@ -25,6 +27,9 @@ struct BizServerHarness {
         rateLimit: BizServerConfiguration.RateLimit = .init(tokensPerSecond: 1000, burst: 1000),
         replay: BizServerConfiguration.ReplayProtection = .init(),
         demo: (inout BizServerConfiguration.Client) -> Void = { _ in },
+        jwt: JWTConfiguration? = nil,
+        access: BizServerConfiguration.Access = .init(
+            adminTokenSHA256: BizServerConfiguration.apiKeyHash(BizServerHarness.adminToken)),
         wrapStore: (InMemoryUploadRecordStore) -> any UploadRecordStore = { $0 }
     ) {
         var demoClient = BizServerConfiguration.Client(
@@ -34,21 +39,25 @@ struct BizServerHarness {
         let other = BizServerConfiguration.Client(
             id: "other", apiKeySHA256: BizServerConfiguration.apiKeyHash(Self.otherKey), bucket: "demo",
             keyPrefix: "other/")
-        let configuration = BizServerConfiguration(
+        var configuration = BizServerConfiguration(
             port: 8080, accessKey: Self.accessKey, secretKey: Self.secretKey, clients: [demoClient, other],
             rateLimit: rateLimit, replay: replay)
+        configuration.jwt = jwt
+        configuration.access = access
         store = InMemoryUploadRecordStore()
+        keys = InMemoryAPIKeyStore()
         clock = ManualClock(1_900_000_000)
         logs = LogSink.memory()
         server = BizServer(
-            configuration: configuration, store: wrapStore(store), clock: clock, logger: Logger(label: "test", sink: logs))
+            configuration: configuration, store: wrapStore(store), keys: keys, clock: clock,
+            logger: Logger(label: "test", sink: logs))
     }
 
     /// Sends one request through the router.
     func send(
-        _ method: HTTPMethod, _ target: String, headers: HTTPHeaders = [:], body: [UInt8] = []
+        _ method: HTTPMethod, _ target: String, headers: HTTPHeaders = [:], body: [UInt8] = [], remoteAddress: String = ""
     ) async -> Response {
-        let request = Request(method: method, target: target, headers: headers, body: body)
+        let request = Request(method: method, target: target, headers: headers, body: body, remoteAddress: remoteAddress)
         return await server.router.respond(to: request, logger: Logger(label: "test", sink: logs))
     }
 
@@ -59,9 +68,25 @@ struct BizServerHarness {
             body: Array(json.utf8))
     }
 
-    /// Issues a token and returns its verified policy.
-    func issuedPolicy(_ json: String) async throws -> (response: [String: Any], policy: PutPolicy) {
-        let response = await token(json)
+    /// An admin API request with `token` (the harness's admin token unless given; nil: none).
+    func admin(
+        _ method: HTTPMethod, _ target: String, body: String? = nil, token: String? = BizServerHarness.adminToken
+    ) async -> Response {
+        var headers: HTTPHeaders = [:]
+        if let token { headers.add(name: "Authorization", value: "Bearer \(token)") }
+        return await send(method, target, headers: headers, body: Array((body ?? "").utf8))
+    }
+
+    /// `POST /v1/uptoken` as an end user presenting `jwt`.
+    func endUserToken(_ json: String = "{}", jwt: String) async -> Response {
+        await send(
+            .post, "/v1/uptoken", headers: ["Authorization": "Bearer \(jwt)", "Content-Type": "application/json"],
+            body: Array(json.utf8))
+    }
+
+    /// Issues a token (to the demo client, or to the end user of `jwt`) and returns its verified policy.
+    func issuedPolicy(_ json: String, jwt: String? = nil) async throws -> (response: [String: Any], policy: PutPolicy) {
+        let response = if let jwt { await endUserToken(json, jwt: jwt) } else { await token(json) }
         guard response.status == 200 else { throw HarnessError.status(response.status, response.text) }
         let object = try response.jsonObject()
         let keys = KeyRing([Self.accessKey: Self.secretKey])

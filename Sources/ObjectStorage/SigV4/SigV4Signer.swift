@@ -101,14 +101,14 @@ public struct SigV4Signer: Sendable {
     public func signingKey(for date: String) -> [UInt8] {
         var key = Array("AWS4\(credentials.secretAccessKey)".utf8)
         for element in [date, region, service, "aws4_request"] {
-            key = HMACSHA256.authenticationCode(for: Array(element.utf8), key: key)
+            key = HMAC(.sha256, key: key).authenticationCode(for: Array(element.utf8))
         }
         return key
     }
 
     /// The lower-case hex signature of `stringToSign`.
     public func signature(of stringToSign: String, at time: SigV4Timestamp) -> String {
-        Hex.encode(HMACSHA256.authenticationCode(for: Array(stringToSign.utf8), key: signingKey(for: time.date)))
+        Hex.encode(HMAC(.sha256, key: signingKey(for: time.date)).authenticationCode(for: Array(stringToSign.utf8)))
     }
 
     /// The `Authorization` header value for `request` as given (its headers must already hold
