@@ -63,6 +63,8 @@ let package = Package(
             swiftSettings: safeOnly
         ),
         .target(name: "UpClient", dependencies: ["UpCore", "HTTPTransport", "Basics"], swiftSettings: safeOnly),
+        // S3-compatible object stores: SigV4 signing and the client up-server's S3 blob store uses.
+        .target(name: "ObjectStorage", dependencies: ["NativeCrypto", "HTTPTransport", "Basics"], swiftSettings: safeOnly),
         .target(
             name: "TestSupport",
             dependencies: ["HTTPKit", "HTTPTransport", "Basics", "UpCore", "UpServer", "BizServer", "Outbox"],
@@ -106,6 +108,12 @@ let package = Package(
         .testTarget(
             name: "EndToEndTests",
             dependencies: ["BizServer", "UpServer", "UpClient", "UpCore", "NativeCrypto", "HTTPTransport", "Basics", "TestSupport"],
+            swiftSettings: safeOnly
+        ),
+        .testTarget(
+            name: "ObjectStorageTests",
+            dependencies: ["ObjectStorage", "HTTPTransport", "NativeCrypto", "Basics", "TestSupport"],
+            resources: [.copy("Vectors")],
             swiftSettings: safeOnly
         ),
         .testTarget(
