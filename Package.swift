@@ -42,7 +42,7 @@ let package = Package(
         .target(name: "NativeStore", dependencies: ["CSQLite3"], swiftSettings: native),
         .target(name: "NativeHTTP", dependencies: ["CMicroHTTPD"], swiftSettings: native),
         .target(name: "NativeCurl", dependencies: ["CCurl"], swiftSettings: native),
-        .target(name: "NativeTerminal", swiftSettings: native),
+        .target(name: "NativeSystem", swiftSettings: native),
 
         // MARK: Safe layers
         .target(name: "Basics", swiftSettings: safeOnly),
@@ -59,7 +59,7 @@ let package = Package(
             dependencies: ["UpCore", "HTTPKit", "HTTPTransport", "NativeStore", "NativeCrypto", "Basics"],
             swiftSettings: safeOnly
         ),
-        .target(name: "UpClient", dependencies: ["UpCore", "HTTPTransport", "Basics"], swiftSettings: safeOnly),
+        .target(name: "UpClient", dependencies: ["UpCore", "HTTPTransport", "NativeSystem", "Basics"], swiftSettings: safeOnly),
         .target(
             name: "TestSupport", dependencies: ["HTTPKit", "HTTPTransport", "Basics", "UpCore", "UpServer"],
             swiftSettings: safeOnly),
@@ -68,7 +68,7 @@ let package = Package(
         .executableTarget(name: "biz-server", dependencies: ["BizServer", "Basics"], swiftSettings: safeOnly),
         .executableTarget(name: "up-server", dependencies: ["UpServer", "Basics"], swiftSettings: safeOnly),
         .executableTarget(
-            name: "up-cli", dependencies: ["UpClient", "UpCore", "HTTPTransport", "NativeTerminal", "Basics"], swiftSettings: safeOnly),
+            name: "up-cli", dependencies: ["UpClient", "UpCore", "HTTPTransport", "NativeSystem", "Basics"], swiftSettings: safeOnly),
 
         // MARK: Tests — one per module, same name + "Tests"
         .testTarget(name: "NativeCryptoTests", dependencies: ["NativeCrypto"], swiftSettings: common),

@@ -24,16 +24,17 @@ struct FileFacts: Sendable, Equatable, Codable {
     /// Hex SHA-1 of the decimal size, the first MiB and the last MiB (empty from ``stat(path:)``).
     var fingerprint: String
 
-    /// Reads the facts of the file at `path` (two 1 MiB reads at most).
-    static func read(path: String) throws(UploadError) -> FileFacts {
+    /// Reads the facts of the file at `path`, opened as `file` (two 1 MiB reads at most).
+    static func read(path: String, file: SourceFile) throws(UploadError) -> FileFacts {
         var facts = try stat(path: path)
         var digest = Digest(.sha1)
         digest.update(Array(String(facts.size).utf8))
         let span = Int64(fingerprintSpan)
-        digest.update(try FileRegion.read(path: path, offset: 0, length: min(facts.size, span)))
-        if facts.size > span {
-            let tailStart = max(span, facts.size - span)
-            digest.update(try FileRegion.read(path: path, offset: tailStart, length: facts.size - tailStart))
+        for (offset, length) in [(0, min(facts.size, span)), (max(span, facts.size - span), facts.size - max(span, facts.size - span))]
+        where length > 0 {
+            let bytes = try file.read(offset: offset, length: Int(length))
+            digest.update(bytes)
+            file.recycle(bytes)
         }
         facts.fingerprint = Hex.encode(digest.finalize())
         return facts

@@ -13,7 +13,7 @@ struct FormUploader: Sendable {
     func run() async throws(UploadError) -> UploadJob.Completion {
         let request = job.request
         let size = job.facts.size
-        let content = try FileRegion.read(path: request.filePath, offset: 0, length: size)
+        let content = try job.source.read(offset: 0, length: Int(size))
         let crc = CRC32.checksum(content)
         let etag = Etag.of(content)
         let boundary = (0..<32).map { _ in String(UInt8.random(in: 0...15), radix: 16) }.joined()

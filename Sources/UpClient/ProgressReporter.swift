@@ -5,8 +5,9 @@ import Synchronization
 ///
 /// `bytesSent` = acknowledged bytes + body bytes of requests in flight, clamped so it never goes
 /// below the last report: a request that fails and is retried does not take its bytes back.
-/// A report goes out when the count grew by 64 KiB, or grew at all and 100 ms passed (a slow or
-/// rate-limited upload still moves visibly, byte by byte). Reports queue in an `AsyncStream` that keeps the newest 64, so a slow callback sees fewer,
+/// A report goes out after each acknowledged chunk or part, and while bytes move at most every
+/// 50 ms with the exact count (a slow or rate-limited upload moves visibly, byte by byte, and a
+/// fast one does not pay for thousands of reports per GiB). Reports queue in an `AsyncStream` that keeps the newest 64, so a slow callback sees fewer,
 /// fresher reports and never holds the upload up; ``finish()`` waits until the last is delivered.
 final class ProgressReporter: Sendable {
     private struct State {
@@ -83,8 +84,8 @@ final class ProgressReporter: Sendable {
             let current = min(total, state.acknowledged + state.inFlight.values.reduce(0, +))
             let bytes = max(current, state.lastReported)
             let grew = bytes > state.lastReported
-            let quiet = state.lastReportedAt.map { now - $0 >= .milliseconds(100) } ?? true
-            guard force || bytes >= state.lastReported + 65_536 || (grew && (quiet || bytes == total)) else { return nil }
+            let quiet = state.lastReportedAt.map { now - $0 >= .milliseconds(50) } ?? true
+            guard force || (grew && (quiet || bytes == total)) else { return nil }
             state.lastReported = bytes
             state.lastReportedAt = now
             return UploadProgress(bytesSent: bytes, totalBytes: total, blocks: state.blocks)

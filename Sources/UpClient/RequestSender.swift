@@ -82,6 +82,8 @@ final class RequestSender: Sendable {
             if let pacer, request.body.count > 0 {
                 do { try await pacer.admit(request.body.count) } catch { throw stopError() }
                 request.maxSendBytesPerSecond = pacer.bytesPerSecond
+                // Sending at the rate takes this long on top of the server's time: not a stall.
+                request.timeout += pacer.duration(of: request.body.count)
             }
             if completes { try watch?.check() }
             state.withLock { $0.bytesSent += payload }

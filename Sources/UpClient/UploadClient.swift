@@ -94,7 +94,8 @@ public struct UploadClient: Sendable {
             if let path = request.checkpointPath { try await abort(checkpoint: path, token: request.token) }
             throw UploadError(.aborted, "upload aborted")
         }
-        let facts = try FileFacts.read(path: request.filePath)
+        let source = try SourceFile(path: request.filePath, keep: configuration.effectiveConcurrency + 1)
+        let facts = try FileFacts.read(path: request.filePath, file: source)
         let tokens = TokenProvider(
             source: request.token,
             subject: .init(key: request.key, fname: request.resolvedFname, fsize: facts.size, mimeType: request.mimeType),
@@ -123,7 +124,7 @@ public struct UploadClient: Sendable {
             hosts: plan.hosts, transport: transport, tokens: tokens, policy: configuration.retryPolicy, control: control,
             pacer: configuration.maxBytesPerSecond.map(UploadPacer.init(bytesPerSecond:)), watch: watch)
         let job = UploadJob(
-            request: request, facts: facts, sender: sender, reporter: reporter, store: store,
+            request: request, facts: facts, source: source, sender: sender, reporter: reporter, store: store,
             template: Checkpoint(
                 uploadProtocol: chosen, upHost: plan.hosts[0], bucket: token.bucket, scope: token.scope, key: request.key,
                 filePath: request.filePath, file: facts, blockSize: ResumableUpload.blockSize,

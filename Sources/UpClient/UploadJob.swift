@@ -17,6 +17,8 @@ struct UploadJob: Sendable {
     let request: UploadRequest
     /// The file's size and identity when the call began.
     let facts: FileFacts
+    /// The file, open for the call.
+    let source: SourceFile
     /// Sends requests to the up hosts.
     let sender: RequestSender
     /// Progress to the caller.

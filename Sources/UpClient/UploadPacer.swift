@@ -18,11 +18,16 @@ final class UploadPacer: Sendable {
         self.bytesPerSecond = max(1, bytesPerSecond)
     }
 
+    /// How long `bytes` take to send at the rate.
+    func duration(of bytes: Int64) -> Duration {
+        .nanoseconds(Int64((Double(bytes) / Double(bytesPerSecond) * 1e9).rounded(.up)))
+    }
+
     /// Waits until a body of `bytes` may start. Throws when the task is cancelled while waiting.
     func admit(_ bytes: Int64) async throws {
         guard bytes > 0 else { return }
         let now = clock.now
-        let cost = Duration.nanoseconds(Int64((Double(bytes) / Double(bytesPerSecond) * 1e9).rounded(.up)))
+        let cost = duration(of: bytes)
         let start = nextFree.withLock { next -> ContinuousClock.Instant in
             let start = max(now, next ?? now)
             next = start + cost

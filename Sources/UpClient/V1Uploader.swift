@@ -73,8 +73,9 @@ struct V1Uploader: Sendable {
     private func resumeHashes(_ machine: ResumableUpload) throws(UploadError) {
         for (index, block) in machine.blocks.enumerated() where block.context != nil && !machine.isDone(index) {
             let start = Int64(index) * ResumableUpload.blockSize
-            let bytes = try FileRegion.read(path: job.request.filePath, offset: start, length: Int64(block.offset))
+            let bytes = try job.source.read(offset: start, length: block.offset)
             let hash = hashes.accept(index, bytes: bytes, crc: CRC32.checksum(bytes), completesBlock: false)
+            job.source.recycle(bytes)
             guard hash.crc32 == block.blockCRC32 else {
                 throw job.watch.record(UploadError(
                     .fileChanged,
@@ -113,7 +114,8 @@ struct V1Uploader: Sendable {
         default:
             preconditionFailure("not a chunk action")
         }
-        let bytes = try FileRegion.read(path: job.request.filePath, offset: range.lowerBound, length: Int64(range.count))
+        let bytes = try job.source.read(offset: range.lowerBound, length: range.count)
+        defer { job.source.recycle(bytes) }
         let crc = CRC32.checksum(bytes)
         let progressID = job.reporter.begin()
         let job = self.job

@@ -106,7 +106,8 @@ struct V2Uploader: Sendable {
     }
 
     private func putPart(uploadID: String, number: Int, range: Range<Int64>) async throws -> Outcome? {
-        let (body, md5, digest) = try Self.hashedBody(path: job.request.filePath, range: range)
+        let (body, md5, digest) = try Self.hashedBody(job.source, range: range)
+        defer { if case .bytes(let bytes) = body { job.source.recycle(bytes) } }
         let path = path(.part(uploadID: uploadID, partNumber: number))
         let progressID = job.reporter.begin()
         let job = self.job
@@ -133,23 +134,23 @@ struct V2Uploader: Sendable {
     }
 
     /// The body of the part in `range`, its lower-case hex MD5 and its part digest (§7.2), from
-    /// one read of the file: the bytes themselves up to ``FileRegion/pieceSize``, else the
+    /// one read of the file: the bytes themselves up to ``SourceFile/pieceSize``, else the
     /// file region (hashed piece by piece first).
-    static func hashedBody(path: String, range: Range<Int64>) throws(UploadError) -> (TransportBody, String, [UInt8]) {
+    static func hashedBody(_ source: SourceFile, range: Range<Int64>) throws(UploadError) -> (TransportBody, String, [UInt8]) {
         var md5 = Digest(.md5)
         var etag = EtagHasher()
         let length = Int64(range.count)
-        if length <= Int64(FileRegion.pieceSize) {
-            let bytes = try FileRegion.read(path: path, offset: range.lowerBound, length: length)
+        if length <= Int64(SourceFile.pieceSize) {
+            let bytes = try source.read(offset: range.lowerBound, length: Int(length))
             md5.update(bytes)
             etag.update(bytes)
             return (.bytes(bytes), Hex.encode(md5.finalize()), etag.finalize().partDigest)
         }
-        try FileRegion.forEachPiece(path: path, offset: range.lowerBound, length: length) { piece in
+        try source.forEachPiece(offset: range.lowerBound, length: length) { piece in
             md5.update(piece)
             etag.update(piece)
         }
-        return (.file(path: path, offset: range.lowerBound, length: length), Hex.encode(md5.finalize()), etag.finalize().partDigest)
+        return (.file(path: source.path, offset: range.lowerBound, length: length), Hex.encode(md5.finalize()), etag.finalize().partDigest)
     }
 
     private func complete(uploadID: String, parts: [MultipartUpload.Part]) async throws(UploadError) -> RequestSender.Outcome {

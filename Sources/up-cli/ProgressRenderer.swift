@@ -1,6 +1,6 @@
 import Basics
 import Foundation
-import NativeTerminal
+import NativeSystem
 import Synchronization
 import UpClient
 
@@ -50,7 +50,10 @@ final class ProgressRenderer: Sendable {
         let now = clock.now
         let output: String? = state.withLock { state in
             guard !state.finished else { return nil }
-            state.samples.append((now, progress.bytesSent))
+            // One sample per 50 ms is plenty for a rate over the last seconds.
+            if state.samples.last.map({ now - $0.0 >= .milliseconds(50) }) ?? true {
+                state.samples.append((now, progress.bytesSent))
+            }
             while let first = state.samples.first, now - first.0 > .seconds(5), state.samples.count > 2 {
                 state.samples.removeFirst()
             }

@@ -121,7 +121,7 @@ import UpCore
     }
 
     @Test func retryAfterIsHonoured() async throws {
-        let (path, bytes) = try Self.fixture(size: 1 << 10)
+        let (path, _) = try Self.fixture(size: 1 << 10)
         defer { try? FileManager.default.removeItem(atPath: path) }
         let host = FakeUpHost { _, n in
             n == 0 ? Self.json("{\"error\":\"slow down\"}", status: 429, headers: [("Retry-After", "1")]) : nil
@@ -132,7 +132,7 @@ import UpCore
     }
 
     @Test func aFinalErrorCarriesStatusTextAndRequestID() async throws {
-        let (path, bytes) = try Self.fixture(size: 1 << 10)
+        let (path, _) = try Self.fixture(size: 1 << 10)
         defer { try? FileManager.default.removeItem(atPath: path) }
         let host = FakeUpHost { _, _ in Self.json("{\"error\":\"file exists\"}", status: 614) }
         do {
