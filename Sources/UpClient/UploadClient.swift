@@ -182,7 +182,10 @@ public struct UploadClient: Sendable {
     /// kept checkpoint's acknowledged bytes go into ``UploadError/savedBytes``.
     private func stopped(_ error: UploadError, job: UploadJob) -> UploadError {
         var failure = error
-        if failure.kind != .paused, failure.kind != .aborted {
+        if let change = job.watch.change {
+            // The watch stopped the upload: whatever the cancellation looked like to the step it hit.
+            failure = change
+        } else if failure.kind != .paused, failure.kind != .aborted {
             do throws(UploadError) { try job.watch.check() } catch { failure = error }
         }
         switch failure.kind {

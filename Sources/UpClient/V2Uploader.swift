@@ -64,7 +64,8 @@ struct V2Uploader: Sendable {
         } catch {
             let failure = (error as? UploadError) ?? job.sender.stopError()
             // Nothing will complete this upload id: free its parts on the server now.
-            if failure.kind == .aborted || failure.kind == .fileChanged, let id = machine.uploadID { await abort(uploadID: id) }
+            let abandoned = failure.kind == .aborted || failure.kind == .fileChanged || job.watch.change != nil
+            if abandoned, let id = machine.uploadID { await abort(uploadID: id) }
             throw failure
         }
     }
