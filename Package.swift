@@ -51,7 +51,7 @@ let package = Package(
         .target(name: "HTTPTransport", dependencies: ["NativeCurl", "Basics"], swiftSettings: safeOnly),
         .target(
             name: "BizServer",
-            dependencies: ["UpCore", "HTTPKit", "NativeStore", "NativeCrypto", "Basics"],
+            dependencies: ["UpCore", "HTTPKit", "HTTPTransport", "NativeStore", "NativeCrypto", "Basics"],
             swiftSettings: safeOnly
         ),
         .target(

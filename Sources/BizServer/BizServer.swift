@@ -53,7 +53,12 @@ public final class BizServer: Sendable {
         TokenController(
             clients: clients, limiter: RateLimiter(configuration.rateLimit),
             issuer: TokenIssuer(accessKey: configuration.accessKey, mac: mac, upHosts: configuration.upHosts),
-            clock: clock, metrics: bizMetrics, callbackURL: callbackURL
+            clock: clock, metrics: bizMetrics, callbackURL: callbackURL,
+            endUsers: configuration.jwt.flatMap {
+                EndUserAuthenticator(
+                    $0, clients: configuration.clients, serverRate: configuration.rateLimit, store: store, clock: clock,
+                    logger: logger, metrics: bizMetrics)
+            }
         ).register(on: &router)
         CallbackController(
             authenticator: CallbackAuthenticator(

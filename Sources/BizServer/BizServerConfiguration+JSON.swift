@@ -61,6 +61,7 @@ extension BizServerConfiguration {
                 maxConnectionsPerAddress: file.maxConnectionsPerAddress ?? 0)
         )
         try configuration.apply(environment: environment)
+        try configuration.loadJWT(json: json, environment: environment)
         try configuration.validate()
         return configuration
     }
