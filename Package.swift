@@ -61,7 +61,7 @@ let package = Package(
         ),
         .target(name: "UpClient", dependencies: ["UpCore", "HTTPTransport", "NativeSystem", "Basics"], swiftSettings: safeOnly),
         .target(
-            name: "TestSupport", dependencies: ["HTTPKit", "HTTPTransport", "Basics", "UpCore", "UpServer"],
+            name: "TestSupport", dependencies: ["HTTPKit", "HTTPTransport", "Basics", "UpCore", "UpServer", "BizServer"],
             swiftSettings: safeOnly),
 
         // MARK: Executables — parse arguments, load Config/*.json, run

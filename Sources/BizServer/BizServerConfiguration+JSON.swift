@@ -20,7 +20,8 @@ import NativeCrypto
 /// | `durableWrites` | `true` |
 /// | `threads` | `0` (= number of cores) |
 /// | `maxConnections`, `headerTimeoutSeconds`, `maxConnectionsPerAddress` | `4096`, `30`, `0` (no limit) |
-/// | `clients[]` | `id`, `apiKeySHA256` (or `UPGATE_API_KEYS`), `bucket` required; `endUser`, `keyPrefix` (`"{client}/"`), `fsizeMin`, `fsizeLimit`, `mimeLimit`, `tokenLifetimeSeconds` (3600), `insertOnly` (false), `callbackBodyType` (`"form"` or `"json"`), `returnBody`, `vars` ({}) |
+/// | `adminTokenSHA256`, `trustedProxies`, `addressRateLimit` | see ``BizServerConfiguration/Access`` |
+/// | `clients[]` | `id`, `bucket` required; `apiKeySHA256` (or `UPGATE_API_KEYS`; none: only stored keys); `endUser`, `keyPrefix` (`"{client}/"`), `fsizeMin`, `fsizeLimit`, `mimeLimit`, `tokenLifetimeSeconds` (3600), `insertOnly` (false), `callbackBodyType` (`"form"` or `"json"`), `returnBody`, `vars` ({}) |
 ///
 /// Environment variables override the file, so production secrets never need to be in it:
 ///
@@ -28,6 +29,7 @@ import NativeCrypto
 /// |---|---|
 /// | `UPGATE_ACCESS_KEY`, `UPGATE_SECRET_KEY` | Qiniu AK / SK |
 /// | `UPGATE_API_KEYS` | `client=apikey,client2=apikey2`: plaintext keys, hashed at load |
+/// | `UPGATE_ADMIN_TOKEN` | the admin API's token (≥ 16 characters), hashed at load |
 /// | `UPGATE_BIZ_PUBLIC_BASE_URL` | `publicBaseURL` |
 /// | `UPGATE_UP_HOSTS` | comma-separated `upHosts` |
 extension BizServerConfiguration {
@@ -62,6 +64,7 @@ extension BizServerConfiguration {
         )
         try configuration.apply(environment: environment)
         try configuration.loadJWT(json: json, environment: environment)
+        try configuration.loadAccess(json: json, environment: environment)
         try configuration.validate()
         return configuration
     }

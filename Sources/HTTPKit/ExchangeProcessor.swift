@@ -15,12 +15,17 @@ final class ExchangeProcessor: Sendable {
     let logger: Logger
     let observer: HTTPServer.Observer?
     let handlerTimeout: Duration
+    let clientAddress: (@Sendable (String, HTTPHeaders) -> String)?
 
-    init(router: Router, logger: Logger, observer: HTTPServer.Observer?, handlerTimeout: Duration) {
+    init(
+        router: Router, logger: Logger, observer: HTTPServer.Observer?, handlerTimeout: Duration,
+        clientAddress: (@Sendable (String, HTTPHeaders) -> String)? = nil
+    ) {
         self.router = router
         self.logger = logger
         self.observer = observer
         self.handlerTimeout = handlerTimeout
+        self.clientAddress = clientAddress
     }
 
     func accept(_ exchange: HTTPExchange) {
@@ -30,7 +35,7 @@ final class ExchangeProcessor: Sendable {
             method: HTTPMethod(rawValue: raw.method),
             target: raw.target,
             headers: headers,
-            remoteAddress: raw.remoteAddress,
+            remoteAddress: clientAddress?(raw.remoteAddress, headers) ?? raw.remoteAddress,
             requestID: RequestID.forRequest(headers)
         )
         let reply = Reply(exchange: exchange, request: request, processor: self)

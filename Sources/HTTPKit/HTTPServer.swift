@@ -31,7 +31,8 @@ public final class HTTPServer: Sendable {
     public init(configuration: Configuration = .init(), router: Router, logger: Logger, observer: Observer? = nil) {
         self.configuration = configuration
         self.processor = ExchangeProcessor(
-            router: router, logger: logger, observer: observer, handlerTimeout: configuration.handlerTimeout
+            router: router, logger: logger, observer: observer, handlerTimeout: configuration.handlerTimeout,
+            clientAddress: configuration.clientAddress
         )
     }
 

@@ -6,6 +6,7 @@ let usage = """
     biz-server — issues Qiniu upload tokens and records verified upload callbacks.
 
     USAGE: biz-server [--config FILE] [--port N] [--host ADDR] [--data-dir DIR] [--log-level LEVEL]
+           biz-server keys create|list|revoke …   (API keys in the store; biz-server keys --help)
 
     OPTIONS:
       --config FILE      JSON configuration (default Config/biz-server.json)
@@ -19,6 +20,7 @@ let usage = """
       UPGATE_ACCESS_KEY           Qiniu AccessKey tokens are signed under
       UPGATE_SECRET_KEY           Qiniu SecretKey
       UPGATE_API_KEYS             client=apikey[,client2=apikey2] (plaintext; hashed at load)
+      UPGATE_ADMIN_TOKEN          the admin API's bearer token, >= 16 characters (hashed at load)
       UPGATE_BIZ_PUBLIC_BASE_URL  externally visible base URL for the callback URL in tokens
       UPGATE_UP_HOSTS             comma-separated up hosts handed to clients
 
@@ -26,6 +28,7 @@ let usage = """
     Exit status: 0 after a clean shutdown, 64 bad arguments, 78 bad configuration, 1 runtime failure.
     """
 
+if CommandLine.arguments.dropFirst().first == "keys" { await KeysCommand.main(Array(CommandLine.arguments.dropFirst(2))) }
 let command = ServerCommand.parse(name: "biz-server", usage: usage, defaultConfig: "Config/biz-server.json")
 let logger = command.logger
 var configuration = command.loadConfiguration(BizServerConfiguration.load(json:environment:))
@@ -37,7 +40,8 @@ do {
     try FileManager.default.createDirectory(atPath: configuration.dataDirectory, withIntermediateDirectories: true)
     let storePath = (configuration.dataDirectory as NSString).appendingPathComponent("uploads.sqlite3")
     let store = try SQLiteUploadRecordStore(path: storePath, durableWrites: configuration.durableWrites)
-    let server = BizServer(configuration: configuration, store: store, logger: logger)
+    let keys = try SQLiteAPIKeyStore(directory: configuration.dataDirectory, durableWrites: configuration.durableWrites)
+    let server = BizServer(configuration: configuration, store: store, keys: keys, logger: logger)
     try await server.run()
     logger.info("biz-server stopped")
 } catch {
