@@ -44,6 +44,7 @@ let package = Package(
         .target(name: "NativeStore", dependencies: ["CSQLite3"], swiftSettings: native),
         .target(name: "NativeHTTP", dependencies: ["CMicroHTTPD"], swiftSettings: native),
         .target(name: "NativeCurl", dependencies: ["CCurl"], swiftSettings: native),
+        .target(name: "NativeSystem", swiftSettings: native),
 
         // MARK: Safe layers
         .target(name: "Basics", swiftSettings: safeOnly),
@@ -62,7 +63,7 @@ let package = Package(
             dependencies: ["UpCore", "HTTPKit", "HTTPTransport", "NativeStore", "NativeCrypto", "Basics", "Outbox"],
             swiftSettings: safeOnly
         ),
-        .target(name: "UpClient", dependencies: ["UpCore", "HTTPTransport", "Basics"], swiftSettings: safeOnly),
+        .target(name: "UpClient", dependencies: ["UpCore", "HTTPTransport", "NativeSystem", "Basics"], swiftSettings: safeOnly),
         // S3-compatible object stores: SigV4 signing and the client up-server's S3 blob store uses.
         .target(name: "ObjectStorage", dependencies: ["NativeCrypto", "HTTPTransport", "Basics"], swiftSettings: safeOnly),
         .target(
@@ -73,7 +74,8 @@ let package = Package(
         // MARK: Executables — parse arguments, load Config/*.json, run
         .executableTarget(name: "biz-server", dependencies: ["BizServer", "Basics"], swiftSettings: safeOnly),
         .executableTarget(name: "up-server", dependencies: ["UpServer", "Basics"], swiftSettings: safeOnly),
-        .executableTarget(name: "up-cli", dependencies: ["UpClient", "UpCore", "HTTPTransport", "Basics"], swiftSettings: safeOnly),
+        .executableTarget(
+            name: "up-cli", dependencies: ["UpClient", "UpCore", "HTTPTransport", "NativeSystem", "Basics"], swiftSettings: safeOnly),
 
         // MARK: Tests — one per module, same name + "Tests"
         .testTarget(name: "NativePostgresTests", dependencies: ["NativePostgres", "TestSupport"], swiftSettings: common),

@@ -72,6 +72,7 @@ public final class CurlTransport: HTTPTransport {
             lowSpeedLimit: max(0, configuration.lowSpeedLimit),
             lowSpeedTimeSeconds: max(1, Int(clamping: configuration.lowSpeedTime.components.seconds)),
             maxResponseBytes: max(0, request.maxResponseBytes),
+            maxSendBytesPerSecond: max(0, request.maxSendBytesPerSecond),
             progress: request.progress
         )
     }

@@ -17,6 +17,9 @@ public struct TransportRequest: Sendable {
     /// The largest response body accepted; a larger one fails with ``TransportError/Kind/tooLarge``
     /// without buffering more than this.
     public var maxResponseBytes: Int
+    /// Send the body at most this many bytes per second, paced as it goes (not in bursts); 0
+    /// (the default) means as fast as the connection takes it. An uploader's rate limit.
+    public var maxSendBytesPerSecond: Int64
     /// Called with the body bytes sent so far: increasing, ending at `body.count` on success.
     /// It runs on the transport's I/O thread, so it must be quick (store a number, yield to a
     /// stream), never block.
@@ -31,6 +34,7 @@ public struct TransportRequest: Sendable {
         timeout: Duration = .seconds(60),
         connectTimeout: Duration = .seconds(10),
         maxResponseBytes: Int = 16 << 20,
+        maxSendBytesPerSecond: Int64 = 0,
         progress: (@Sendable (Int64) -> Void)? = nil
     ) {
         self.method = method
@@ -40,6 +44,7 @@ public struct TransportRequest: Sendable {
         self.timeout = timeout
         self.connectTimeout = connectTimeout
         self.maxResponseBytes = maxResponseBytes
+        self.maxSendBytesPerSecond = maxSendBytesPerSecond
         self.progress = progress
     }
 }

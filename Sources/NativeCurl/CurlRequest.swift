@@ -44,6 +44,9 @@ public struct CurlRequest: Sendable {
     public var lowSpeedTimeSeconds: Int
     /// The largest response body accepted; a larger one fails with ``CurlError/Code/fileSizeExceeded``.
     public var maxResponseBytes: Int
+    /// Send the body at most this many bytes per second (libcurl paces its socket writes,
+    /// `CURLOPT_MAX_SEND_SPEED_LARGE`); 0 means no limit.
+    public var maxSendBytesPerSecond: Int64
     /// Called on the transfer thread with the body bytes sent so far, increasing, ending at the
     /// body size on success. Must return quickly.
     public var progress: (@Sendable (Int64) -> Void)?
@@ -59,6 +62,7 @@ public struct CurlRequest: Sendable {
         lowSpeedLimit: Int = 0,
         lowSpeedTimeSeconds: Int = 30,
         maxResponseBytes: Int = 16 << 20,
+        maxSendBytesPerSecond: Int64 = 0,
         progress: (@Sendable (Int64) -> Void)? = nil
     ) {
         self.method = method
@@ -70,6 +74,7 @@ public struct CurlRequest: Sendable {
         self.lowSpeedLimit = lowSpeedLimit
         self.lowSpeedTimeSeconds = lowSpeedTimeSeconds
         self.maxResponseBytes = maxResponseBytes
+        self.maxSendBytesPerSecond = maxSendBytesPerSecond
         self.progress = progress
     }
 
@@ -92,6 +97,7 @@ public struct CurlRequest: Sendable {
         // libcurl would read a HEAD response as if a body followed and wait for it until timeout.
         guard method != "HEAD" || body.count == 0 else { return "HEAD cannot have a body" }
         guard maxResponseBytes >= 0 else { return "negative maxResponseBytes" }
+        guard maxSendBytesPerSecond >= 0 else { return "negative maxSendBytesPerSecond" }
         return nil
     }
 

@@ -31,6 +31,9 @@ extension CurlTransfer {
         if request.maxResponseBytes > 0 && responsePipe == nil {
             try set(CURLOPT_MAXFILESIZE_LARGE, offT: Int64(request.maxResponseBytes))
         }
+        if request.maxSendBytesPerSecond > 0 {
+            try set(CURLOPT_MAX_SEND_SPEED_LARGE, offT: request.maxSendBytesPerSecond)
+        }
 
         try installCallbacks()
         try setMethod(request)

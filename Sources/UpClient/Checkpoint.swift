@@ -1,11 +1,13 @@
 import Foundation
+import NativeCrypto
 
 /// What a paused upload leaves behind to resume from: a JSON file, written atomically after
 /// every acknowledged chunk or part, deleted on success. It holds no credentials (the token's
 /// scope, never the token).
 struct Checkpoint: Sendable, Equatable, Codable {
-    /// The format version; another version is treated as corrupt.
-    static let currentVersion = 1
+    /// The format version; another version is treated as corrupt. 2: blocks and parts carry the
+    /// hashes of the bytes sent (the local etag is made of them, not of a second read of the file).
+    static let currentVersion = 2
 
     /// ``currentVersion`` when written.
     var version: Int = Checkpoint.currentVersion
@@ -83,10 +85,8 @@ struct Checkpoint: Sendable, Equatable, Codable {
     func validate(against facts: FileFacts, request expected: Expectation, now: Int64, margin: Int64 = 0) -> Invalidity? {
         if version != Self.currentVersion { return .corrupt("version \(version), expected \(Self.currentVersion)") }
         if filePath != expected.filePath { return .settingsChanged("it is for \(filePath)") }
-        if file.size != facts.size { return .fileChanged("file size changed from \(file.size) to \(facts.size)") }
-        if file.modificationTime != facts.modificationTime { return .fileChanged("file modification time changed") }
-        if file.inode != facts.inode { return .fileChanged("file was replaced (inode \(file.inode) → \(facts.inode))") }
-        if file.fingerprint != facts.fingerprint { return .fileChanged("file content changed (first/last MiB differ)") }
+        if let change = file.identityChange(to: facts) { return .fileChanged("the file changed since it was written (\(change))") }
+        if file.fingerprint != facts.fingerprint { return .fileChanged("the file changed since it was written (its first or last MiB differ)") }
         if uploadProtocol != expected.uploadProtocol {
             return .settingsChanged("protocol was \(uploadProtocol.rawValue), now \(expected.uploadProtocol.rawValue)")
         }
@@ -104,6 +104,9 @@ struct Checkpoint: Sendable, Equatable, Codable {
         case .v2:
             guard uploadID != nil, let expiry = uploadExpiresAt else { return .corrupt("v2 checkpoint without upload id") }
             if expiry <= limit { return .expired("upload id expired at \(expiry)") }
+            if let part = parts?.first(where: { $0.digest.flatMap(Hex.decode)?.count != SHA1.byteCount }) {
+                return .corrupt("part \(part.number) without the hash of its bytes")
+            }
         default:
             let count = Int((file.size + blockSize - 1) / max(1, blockSize))
             guard blockSize == ResumableUpload.blockSize, let blocks, blocks.count == count else {
@@ -111,6 +114,15 @@ struct Checkpoint: Sendable, Equatable, Codable {
             }
             if let stale = blocks.firstIndex(where: { $0.context != nil && $0.expiresAt <= limit }) {
                 return .expired("ctx of block \(stale) expired at \(blocks[stale].expiresAt)")
+            }
+            // A complete block needs the SHA-1 of its bytes, a started one their CRC-32.
+            let machine = ResumableUpload(fileSize: file.size, chunkSize: chunkSize, concurrency: 1, blocks: blocks)
+            if let bad = blocks.indices.first(where: { index in
+                let block = blocks[index]
+                if machine.isDone(index) { return block.sha1.flatMap(Hex.decode)?.count != SHA1.byteCount }
+                return block.context != nil && block.blockCRC32 == nil
+            }) {
+                return .corrupt("block \(bad) without the hash of its bytes")
             }
         }
         return nil

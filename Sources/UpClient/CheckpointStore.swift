@@ -13,7 +13,8 @@ import Foundation
 /// not a live process (`kill(pid, 0)` answers `ESRCH`: the uploader crashed or was killed) or
 /// when it is unreadable and older than a minute (a crash between create and write). A lock
 /// held by a live process, including another upload of this process, makes the call fail with
-/// ``UploadError/Kind/checkpoint``. (A pid reused by an unrelated process after a crash keeps
+/// ``UploadError/Kind/checkpoint`` ("in use by another upload"); a lock that cannot be created
+/// (permission denied, read-only file system) fails with the same kind and says so. (A pid reused by an unrelated process after a crash keeps
 /// the lock until that process ends; `up-cli abort` removes it by hand.)
 struct CheckpointStore: Sendable {
     /// The checkpoint file.
@@ -64,8 +65,15 @@ struct CheckpointStore: Sendable {
     func lock() throws(UploadError) -> String {
         let owner = "\(ProcessInfo.processInfo.processIdentifier) \(UInt64.random(in: 1...UInt64.max))"
         for _ in 0..<3 {
-            if (try? Data(owner.utf8).write(to: URL(fileURLWithPath: lockPath), options: .withoutOverwriting)) != nil {
+            do {
+                try Data(owner.utf8).write(to: URL(fileURLWithPath: lockPath), options: .withoutOverwriting)
                 return owner
+            } catch {
+                // Only an existing lock means another upload; anything else (a directory that
+                // refuses new files, a read-only file system) is said as it is.
+                guard FileManager.default.fileExists(atPath: lockPath) else {
+                    throw UploadError(.checkpoint, "cannot create the lock \(lockPath): \(Self.reason(error))")
+                }
             }
             guard isStale() else {
                 throw UploadError(.checkpoint, "\(path) is in use by another upload (lock \(lockPath))")
@@ -73,6 +81,20 @@ struct CheckpointStore: Sendable {
             try? FileManager.default.removeItem(atPath: lockPath)
         }
         throw UploadError(.checkpoint, "cannot take the lock \(lockPath)")
+    }
+
+    /// A short reason for a failed file operation: `permission denied` for EACCES/EPERM (whose
+    /// Foundation text speaks of "saving" the file), otherwise Foundation's description.
+    static func reason(_ error: any Error) -> String {
+        if let error = error as? CocoaError, error.code == .fileWriteNoPermission || error.code == .fileReadNoPermission {
+            return "permission denied"
+        }
+        if let posix = (error as NSError).userInfo[NSUnderlyingErrorKey] as? NSError, posix.domain == NSPOSIXErrorDomain,
+            posix.code == Int(EACCES) || posix.code == Int(EPERM)
+        {
+            return "permission denied"
+        }
+        return error.localizedDescription
     }
 
     /// Releases the lock if it is still `owner`'s.

@@ -7,9 +7,10 @@ import NativeCrypto
 /// The fingerprint is SHA-1 over the size, the first MiB and the last MiB, not over the whole
 /// file: hashing the whole file would read all of it before a resume could send a byte (minutes
 /// for a large file on a slow disk), which defeats the point of resuming. Size, mtime and inode
-/// catch ordinary edits and replacements; the head/tail hash catches an edit that restored the
-/// mtime; and an edit anywhere else is caught at the end, because the final hash must equal the
-/// etag computed from the file while uploading (``UploadError/Kind/integrity``).
+/// catch ordinary edits and replacements (``FileWatch`` checks them during the upload and before
+/// its final request); the head/tail hash catches an edit between runs that restored the mtime;
+/// and on resume the bytes of a half-sent block are checked against the CRC-32 recorded when
+/// they were sent.
 struct FileFacts: Sendable, Equatable, Codable {
     /// Bytes covered at each end by ``fingerprint``.
     static let fingerprintSpan = 1 << 20
@@ -20,11 +21,27 @@ struct FileFacts: Sendable, Equatable, Codable {
     var modificationTime: Double
     /// The inode (file serial number); 0 where unknown.
     var inode: UInt64
-    /// Hex SHA-1 of the decimal size, the first MiB and the last MiB.
+    /// Hex SHA-1 of the decimal size, the first MiB and the last MiB (empty from ``stat(path:)``).
     var fingerprint: String
 
-    /// Reads the facts of the file at `path` (two 1 MiB reads at most).
-    static func read(path: String) throws(UploadError) -> FileFacts {
+    /// Reads the facts of the file at `path`, opened as `file` (two 1 MiB reads at most).
+    static func read(path: String, file: SourceFile) throws(UploadError) -> FileFacts {
+        var facts = try stat(path: path)
+        var digest = Digest(.sha1)
+        digest.update(Array(String(facts.size).utf8))
+        let span = Int64(fingerprintSpan)
+        for (offset, length) in [(0, min(facts.size, span)), (max(span, facts.size - span), facts.size - max(span, facts.size - span))]
+        where length > 0 {
+            let bytes = try file.read(offset: offset, length: Int(length))
+            digest.update(bytes)
+            file.recycle(bytes)
+        }
+        facts.fingerprint = Hex.encode(digest.finalize())
+        return facts
+    }
+
+    /// Size, mtime and inode of the file at `path` (one `stat`), without the fingerprint.
+    static func stat(path: String) throws(UploadError) -> FileFacts {
         let attributes: [FileAttributeKey: Any]
         do {
             attributes = try FileManager.default.attributesOfItem(atPath: path)
@@ -34,17 +51,18 @@ struct FileFacts: Sendable, Equatable, Codable {
         guard (attributes[.type] as? FileAttributeType) == .typeRegular else {
             throw UploadError(.file, "\(path) is not a regular file")
         }
-        let size = (attributes[.size] as? NSNumber)?.int64Value ?? 0
-        let mtime = (attributes[.modificationDate] as? Date)?.timeIntervalSince1970 ?? 0
-        let inode = (attributes[.systemFileNumber] as? NSNumber)?.uint64Value ?? 0
-        var digest = Digest(.sha1)
-        digest.update(Array(String(size).utf8))
-        let span = Int64(fingerprintSpan)
-        digest.update(try FileRegion.read(path: path, offset: 0, length: min(size, span)))
-        if size > span {
-            let tailStart = max(span, size - span)
-            digest.update(try FileRegion.read(path: path, offset: tailStart, length: size - tailStart))
-        }
-        return FileFacts(size: size, modificationTime: mtime, inode: inode, fingerprint: Hex.encode(digest.finalize()))
+        return FileFacts(
+            size: (attributes[.size] as? NSNumber)?.int64Value ?? 0,
+            modificationTime: (attributes[.modificationDate] as? Date)?.timeIntervalSince1970 ?? 0,
+            inode: (attributes[.systemFileNumber] as? NSNumber)?.uint64Value ?? 0,
+            fingerprint: "")
+    }
+
+    /// How `now` differs from these facts in size, modification time or inode; nil when it does not.
+    func identityChange(to now: FileFacts) -> String? {
+        if now.size != size { return "its size changed from \(size) to \(now.size) bytes" }
+        if now.modificationTime != modificationTime { return "its modification time changed" }
+        if now.inode != inode { return "it was replaced (inode \(inode) → \(now.inode))" }
+        return nil
     }
 }

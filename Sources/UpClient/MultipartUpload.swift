@@ -1,3 +1,6 @@
+import NativeCrypto
+import UpCore
+
 /// The v2 multipart upload (qiniu-protocol.md §5) as a pure state machine: init, parts
 /// (numbered from 1, `concurrency` in flight, started in ascending order), complete with the
 /// parts in ascending order. A 612 (`no such uploadId`) drops the upload id and every part and
@@ -23,8 +26,9 @@ struct MultipartUpload: Sendable {
     enum Event: Sendable, Equatable {
         /// init returned this upload id, valid until `expiresAt`.
         case initiated(uploadID: String, expiresAt: Int64)
-        /// Part `number` is stored with this etag.
-        case partAccepted(number: Int, etag: String)
+        /// Part `number` is stored with this etag; `digest` is the part digest (§7.2) of the
+        /// bytes sent for it.
+        case partAccepted(number: Int, etag: String, digest: [UInt8])
         /// Part `number` was not stored; `retryable` sends it again, otherwise give up.
         case partFailed(number: Int, retryable: Bool)
         /// 612: the upload id is gone; start over.
@@ -39,6 +43,8 @@ struct MultipartUpload: Sendable {
         var number: Int
         /// The server's etag for it.
         var etag: String
+        /// Hex part digest (§7.2) of the bytes sent for it: the local hash is made of these.
+        var digest: String?
     }
 
     /// The file size.
@@ -54,7 +60,7 @@ struct MultipartUpload: Sendable {
     /// When the upload id expires.
     private(set) var expiresAt: Int64 = 0
     /// Acknowledged parts by number.
-    private(set) var parts: [Int: String] = [:]
+    private(set) var parts: [Int: Part] = [:]
     private var inFlight: Set<Int> = []
     private var initiating = false
     private var failures: [Int: Int] = [:]
@@ -73,7 +79,7 @@ struct MultipartUpload: Sendable {
         self.uploadID = uploadID
         self.expiresAt = expiresAt
         if uploadID != nil {
-            for part in restored where (1...partCount).contains(part.number) { parts[part.number] = part.etag }
+            for part in restored where (1...partCount).contains(part.number) { parts[part.number] = part }
         }
     }
 
@@ -90,7 +96,18 @@ struct MultipartUpload: Sendable {
     var acknowledgedBytes: Int64 { parts.keys.reduce(0) { $0 + Int64(range(ofPart: $1).count) } }
 
     /// Acknowledged parts in ascending order.
-    var sortedParts: [Part] { parts.sorted { $0.key < $1.key }.map { Part(number: $0.key, etag: $0.value) } }
+    var sortedParts: [Part] { parts.sorted { $0.key < $1.key }.map(\.value) }
+
+    /// The object hash of the bytes sent (§7.2: the v1 etag for 4 MiB parts), once every part
+    /// is acknowledged; nil before.
+    var etag: String? {
+        var pieces: [Etag.Part] = []
+        for number in 1...partCount {
+            guard let hex = parts[number]?.digest, let digest = Hex.decode(hex) else { return nil }
+            pieces.append(Etag.Part(digest: digest, size: Int64(range(ofPart: number).count)))
+        }
+        return Etag.v2(parts: pieces)
+    }
 
     /// Whether part `number` is in flight.
     func isInFlight(_ number: Int) -> Bool { inFlight.contains(number) }
@@ -122,9 +139,9 @@ struct MultipartUpload: Sendable {
             uploadID = id
             expiresAt = expiry
             initiating = false
-        case .partAccepted(let number, let etag):
+        case .partAccepted(let number, let etag, let digest):
             inFlight.remove(number)
-            parts[number] = etag
+            parts[number] = Part(number: number, etag: etag, digest: Hex.encode(digest))
         case .partFailed(let number, let retryable):
             inFlight.remove(number)
             failures[number, default: 0] += retryable ? 1 : maxFailures + 1

@@ -5,7 +5,9 @@ import Synchronization
 ///
 /// `bytesSent` = acknowledged bytes + body bytes of requests in flight, clamped so it never goes
 /// below the last report: a request that fails and is retried does not take its bytes back.
-/// Reports queue in an `AsyncStream` that keeps the newest 64, so a slow callback sees fewer,
+/// A report goes out after each acknowledged chunk or part, and while bytes move at most every
+/// 50 ms with the exact count (a slow or rate-limited upload moves visibly, byte by byte, and a
+/// fast one does not pay for thousands of reports per GiB). Reports queue in an `AsyncStream` that keeps the newest 64, so a slow callback sees fewer,
 /// fresher reports and never holds the upload up; ``finish()`` waits until the last is delivered.
 final class ProgressReporter: Sendable {
     private struct State {
@@ -13,11 +15,13 @@ final class ProgressReporter: Sendable {
         var inFlight: [Int: Int64] = [:]
         var nextID = 0
         var lastReported: Int64 = -1
+        var lastReportedAt: ContinuousClock.Instant?
         var blocks: [UploadProgress.BlockState]?
     }
 
     private let total: Int64
     private let state = Mutex(State())
+    private let clock = ContinuousClock()
     private let continuation: AsyncStream<UploadProgress>.Continuation?
     private let consumer: Task<Void, Never>?
 
@@ -64,21 +68,26 @@ final class ProgressReporter: Sendable {
         if changed { emit(force: false) }
     }
 
+    /// The acknowledged bytes last set (what the checkpoint holds, when there is one).
+    var acknowledgedBytes: Int64 { state.withLock { $0.acknowledged } }
+
     /// Stops tracking request `id` (before the acknowledged total is updated).
     func end(_ id: Int) {
         _ = state.withLock { $0.inFlight.removeValue(forKey: id) }
     }
 
-    /// Emits a report when the byte count grew (by ≥ 64 KiB, unless `force`).
+    /// Emits a report when the byte count grew (see the type's comment), or always with `force`.
     private func emit(force: Bool) {
         guard let continuation else { return }
+        let now = clock.now
         let report: UploadProgress? = state.withLock { state in
             let current = min(total, state.acknowledged + state.inFlight.values.reduce(0, +))
             let bytes = max(current, state.lastReported)
-            guard force || bytes >= state.lastReported + 65_536 || (bytes == total && bytes > state.lastReported) else {
-                return nil
-            }
+            let grew = bytes > state.lastReported
+            let quiet = state.lastReportedAt.map { now - $0 >= .milliseconds(50) } ?? true
+            guard force || (grew && (quiet || bytes == total)) else { return nil }
             state.lastReported = bytes
+            state.lastReportedAt = now
             return UploadProgress(bytesSent: bytes, totalBytes: total, blocks: state.blocks)
         }
         if let report { continuation.yield(report) }

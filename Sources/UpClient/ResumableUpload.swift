@@ -1,3 +1,6 @@
+import NativeCrypto
+import UpCore
+
 /// The v1 resumable upload (qiniu-protocol.md §4) as a pure state machine (DESIGN.md habit 4):
 /// no I/O, no clock. The executor asks ``nextAction()`` what to send, carries it out, and
 /// reports the outcome with ``handle(_:)``.
@@ -30,8 +33,10 @@ struct ResumableUpload: Sendable {
     /// What happened to a request.
     enum Event: Sendable, Equatable {
         /// mkblk/bput of block `index` succeeded and its reply's crc32 matched: the block now
-        /// holds `offset` bytes and continues with `context` (valid until `expiresAt`).
-        case chunkAccepted(index: Int, context: String, offset: Int, crc32: UInt32, expiresAt: Int64)
+        /// holds `offset` bytes and continues with `context` (valid until `expiresAt`). `hash`
+        /// carries the CRC-32 of the block's bytes so far and, once the block is complete, its
+        /// SHA-1 (both of the bytes sent, from ``BlockHashes``).
+        case chunkAccepted(index: Int, context: String, offset: Int, crc32: UInt32, expiresAt: Int64, hash: BlockHash)
         /// The chunk of block `index` was not stored; `retryable` (a crc mismatch, a request
         /// retried out) sends the same chunk again, otherwise the upload fails.
         case chunkFailed(index: Int, retryable: Bool)
@@ -39,6 +44,14 @@ struct ResumableUpload: Sendable {
         case contextExpired(index: Int)
         /// mkfile succeeded.
         case fileMade
+    }
+
+    /// What the client hashed of a block's acknowledged bytes as it sent them.
+    struct BlockHash: Sendable, Equatable {
+        /// CRC-32 of the block's acknowledged bytes (a resume checks them against it).
+        var crc32: UInt32
+        /// SHA-1 of the whole block, once it is complete (the etag is made of these, §7.1).
+        var sha1: [UInt8]?
     }
 
     /// One block's progress.
@@ -51,6 +64,10 @@ struct ResumableUpload: Sendable {
         var crc32: UInt32
         /// When ``context`` expires (unix seconds).
         var expiresAt: Int64
+        /// CRC-32 of the block's acknowledged bytes (nil while there are none).
+        var blockCRC32: UInt32?
+        /// Hex SHA-1 of the bytes sent for the block, once it is complete.
+        var sha1: String?
         /// Whether a request for this block is in flight (not persisted).
         var inFlight: Bool = false
         /// Resends of a chunk after a crc mismatch, and block redos after a 701.
@@ -59,7 +76,7 @@ struct ResumableUpload: Sendable {
         /// A block with nothing uploaded.
         static let empty = Block(context: nil, offset: 0, crc32: 0, expiresAt: 0)
 
-        private enum CodingKeys: String, CodingKey { case context, offset, crc32, expiresAt }
+        private enum CodingKeys: String, CodingKey { case context, offset, crc32, expiresAt, blockCRC32, sha1 }
     }
 
     /// The file size.
@@ -100,6 +117,16 @@ struct ResumableUpload: Sendable {
     /// Bytes acknowledged over all blocks.
     var acknowledgedBytes: Int64 { blocks.reduce(0) { $0 + Int64($1.offset) } }
 
+    /// The v1 etag of the bytes sent (§7.1), once every block is complete; nil before.
+    var etag: String? {
+        var digests: [[UInt8]] = []
+        for block in blocks {
+            guard let hex = block.sha1, let digest = Hex.decode(hex) else { return nil }
+            digests.append(digest)
+        }
+        return Etag.fromBlockDigests(digests)
+    }
+
     /// The next request to send; marks its block in flight.
     mutating func nextAction() -> Action {
         if made { return .finished }
@@ -129,10 +156,10 @@ struct ResumableUpload: Sendable {
     /// Applies the outcome of a request.
     mutating func handle(_ event: Event) {
         switch event {
-        case .chunkAccepted(let index, let context, let offset, let crc32, let expiresAt):
+        case .chunkAccepted(let index, let context, let offset, let crc32, let expiresAt, let hash):
             blocks[index] = Block(
-                context: context, offset: offset, crc32: crc32, expiresAt: expiresAt, inFlight: false,
-                failures: blocks[index].failures)
+                context: context, offset: offset, crc32: crc32, expiresAt: expiresAt, blockCRC32: hash.crc32,
+                sha1: hash.sha1.map(Hex.encode), inFlight: false, failures: blocks[index].failures)
         case .chunkFailed(let index, let retryable):
             blocks[index].inFlight = false
             blocks[index].failures += retryable ? 1 : maxFailures + 1
@@ -141,14 +168,6 @@ struct ResumableUpload: Sendable {
                 context: nil, offset: 0, crc32: 0, expiresAt: 0, inFlight: false, failures: blocks[index].failures + 1)
         case .fileMade:
             made = true
-        }
-    }
-
-    /// Drops the progress of every block whose ctx expires before `now + margin` (a resume must
-    /// not build on a ctx that dies mid-upload).
-    mutating func dropContexts(expiringBefore limit: Int64) {
-        for index in blocks.indices where blocks[index].context != nil && blocks[index].expiresAt < limit {
-            blocks[index] = .empty
         }
     }
 }

@@ -17,6 +17,9 @@ struct RetryPolicy: Sendable, Equatable {
         case retry(delay: Duration, nextHost: Bool)
         /// 701 / 612: the ctx or upload id is stale; redo the block (v1) or the upload (v2).
         case redo
+        /// 579: the object is stored but the app's callback failed (§3.4); up-server's outbox
+        /// retries the callback, so neither the request nor the upload is repeated.
+        case storedCallbackFailed
         /// A final answer: report it.
         case fail
     }
@@ -48,6 +51,7 @@ struct RetryPolicy: Sendable, Equatable {
     func decide(status: Int, attempt: Int, retryAfter: String?, jitter: Double) -> Decision {
         if (200..<300).contains(status) { return .success }
         if status == 701 || status == 612 { return .redo }
+        if status == 579 { return .storedCallbackFailed }
         guard Self.isRetryable(status: status), attempt < maxRetries else { return .fail }
         let hinted = retryAfter.flatMap { Int($0.trimmingCharacters(in: .whitespaces)) }.map { Duration.seconds(max(0, $0)) }
         let delay = hinted.map { min($0, maxDelay) } ?? backoff(attempt: attempt, jitter: jitter)

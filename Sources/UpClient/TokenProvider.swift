@@ -121,7 +121,8 @@ actor TokenProvider {
             } catch {
                 if Task.isCancelled { throw UploadError(.paused, "cancelled while asking biz-server for a token") }
                 decision = policy.decideNetworkFailure(attempt: attempt, jitter: Double.random(in: 0...1))
-                if decision == .fail { throw UploadError(.token, "biz-server \(endpoint) unreachable: \(error)") }
+                // Not a refusal: nobody answered (up-cli exit 1, like any network failure).
+                if decision == .fail { throw UploadError(.network, "biz-server \(endpoint) unreachable: \(error)") }
             }
             switch decision {
             case .success:
@@ -132,10 +133,14 @@ actor TokenProvider {
                 do { try await Task.sleep(for: delay) } catch {
                     throw UploadError(.paused, "cancelled while asking biz-server for a token")
                 }
-            case .redo, .fail:
+            case .redo, .fail, .storedCallbackFailed:
+                let status = response?.status ?? 0
                 let text = (try? JSONValue.parse(response?.body ?? []))?["error"]?.stringValue ?? response?.text ?? ""
+                // A 4xx is biz-server saying no (API key, prefix, size); a 5xx is biz-server failing.
+                let refused = (400..<500).contains(status)
                 throw UploadError(
-                    .token, "biz-server refused the token (\(response?.status ?? 0)): \(text)",
+                    refused ? .token : .server(status: status),
+                    (refused ? "biz-server refused the token" : "biz-server failed") + " (\(status)): \(text)",
                     requestID: response?[header: "X-Reqid"])
             }
         }

@@ -29,6 +29,10 @@ extension UploadClient {
         /// A biz-server token is refreshed when less than this (or half its lifetime, whichever
         /// is less) remains. Default 5 minutes.
         public var tokenRefreshMargin: Duration = .seconds(300)
+        /// Send the upload's bytes at most this fast, bytes per second, evenly (``UploadPacer``:
+        /// one schedule for all requests in flight, each body paced by the transport); nil
+        /// (the default) means as fast as the network goes.
+        public var maxBytesPerSecond: Int64?
         /// The wall clock for token and ctx expiry (tests pass a manual one). Default the system clock.
         public var clock: any WallClock = SystemClock()
 

@@ -10,6 +10,11 @@ import UpCore
 /// ``RetryPolicy``, ``Checkpoint/validate(against:request:now:margin:)``); this type and its
 /// drivers only carry out their actions over an ``HTTPTransport``.
 ///
+/// An upload is only completed (mkfile, complete, the form POST) while the file is still what it
+/// was when the call began: a change (size, modification time, inode) stops it with
+/// ``UploadError/Kind/fileChanged`` (``FileWatch``). The local etag is computed from the bytes as
+/// they are sent, never from a second read of the file, and must equal the server's hash.
+///
 /// ```swift
 /// let client = UploadClient(configuration: .init(upHosts: ["http://127.0.0.1:9000"]),
 ///                           transport: try CurlTransport())
@@ -30,25 +35,24 @@ public struct UploadClient: Sendable {
     /// Uploads `file`; resumes from `checkpoint` when it is valid.
     ///
     /// The work runs in a task of its own that ``UploadControl/pause()`` / ``UploadControl/abort()``
-    /// (or cancelling the calling task, which counts as a pause) cancel at once.
+    /// (or cancelling the calling task, which counts as a pause) cancel at once. `progress` gets
+    /// the byte counts as they grow; `onStart` is called once, before the first upload request,
+    /// with the hosts, protocol and checkpoint decision.
     public func upload(
         _ request: UploadRequest, control: UploadControl = UploadControl(),
-        progress: (@Sendable (UploadProgress) -> Void)? = nil
+        progress: (@Sendable (UploadProgress) -> Void)? = nil, onStart: (@Sendable (UploadStart) -> Void)? = nil
     ) async throws(UploadError) -> UploadResult {
         control.begin()
         let task = Task { () async -> Result<UploadResult, UploadError> in
-            do throws(UploadError) { return .success(try await run(request, control: control, progress: progress)) } catch {
+            do throws(UploadError) {
+                return .success(try await run(request, control: control, progress: progress, onStart: onStart))
+            } catch {
                 return .failure(error)
             }
         }
         let id = control.register { task.cancel() }
         defer { control.unregister(id) }
-        let result = await withTaskCancellationHandler {
-            await task.value
-        } onCancel: {
-            task.cancel()
-        }
-        return try result.get()
+        return try await Self.awaiting(task).get()
     }
 
     /// Deletes a checkpoint and aborts its v2 upload on the server if any.
@@ -72,94 +76,123 @@ public struct UploadClient: Sendable {
         store.remove()
     }
 
+    /// The task's result; cancelling the waiting task cancels `task`.
+    private static func awaiting<T: Sendable>(_ task: Task<T, Never>) async -> T {
+        await withTaskCancellationHandler {
+            await task.value
+        } onCancel: {
+            task.cancel()
+        }
+    }
+
     private func run(
-        _ request: UploadRequest, control: UploadControl, progress: (@Sendable (UploadProgress) -> Void)?
+        _ request: UploadRequest, control: UploadControl, progress: (@Sendable (UploadProgress) -> Void)?,
+        onStart: (@Sendable (UploadStart) -> Void)?
     ) async throws(UploadError) -> UploadResult {
         let started = ContinuousClock.now
         if control.isAborted {
             if let path = request.checkpointPath { try await abort(checkpoint: path, token: request.token) }
             throw UploadError(.aborted, "upload aborted")
         }
-        let facts = try FileFacts.read(path: request.filePath)
+        let source = try SourceFile(path: request.filePath, keep: configuration.effectiveConcurrency + 1)
+        let facts = try FileFacts.read(path: request.filePath, file: source)
         let tokens = TokenProvider(
             source: request.token,
             subject: .init(key: request.key, fname: request.resolvedFname, fsize: facts.size, mimeType: request.mimeType),
             transport: transport, clock: configuration.clock, refreshMargin: configuration.tokenRefreshMargin,
             policy: configuration.retryPolicy)
         let token = try await tokens.token()
-        var hosts = configuration.upHosts.isEmpty ? token.upHosts : configuration.upHosts
+        let hosts = configuration.upHosts.isEmpty ? token.upHosts : configuration.upHosts
         guard !hosts.isEmpty else { throw UploadError(.network, "no up host configured or handed out with the token") }
         let chosen = chooseProtocol(size: facts.size)
 
-        // The checkpoint: lock, load, validate.
+        // The checkpoint: lock, load, validate; one that cannot be resumed is removed.
         let store = chosen == .form ? nil : request.checkpointPath.map(CheckpointStore.init(path:))
         let owner = try store?.lock()
         defer { if let store, let owner { store.unlock(owner) } }
-        var template = Checkpoint(
-            uploadProtocol: chosen, upHost: hosts[0], bucket: token.bucket, scope: token.scope, key: request.key,
-            filePath: request.filePath, file: facts, blockSize: ResumableUpload.blockSize,
-            chunkSize: configuration.effectiveChunkSize, partSize: configuration.effectivePartSize)
-        var resumeFrom: Checkpoint?
-        var note: String?
-        if let store, let loaded = store.load() {
-            let expected = Checkpoint.Expectation(
+        let plan = UploadPlan(
+            chosen: chosen, facts: facts, hosts: hosts, loaded: store?.load(),
+            expected: Checkpoint.Expectation(
                 uploadProtocol: chosen, upHosts: hosts, scope: token.scope, key: request.key, filePath: request.filePath,
-                chunkSize: configuration.effectiveChunkSize, partSize: configuration.effectivePartSize)
-            switch loaded {
-            case .failure(let invalidity): note = invalidity.description
-            case .success(let checkpoint):
-                // A ctx must outlive the upload's first minutes, not just this instant.
-                if let invalidity = checkpoint.validate(
-                    against: facts, request: expected, now: configuration.clock.unixSeconds, margin: 60)
-                {
-                    note = invalidity.description
-                } else {
-                    resumeFrom = checkpoint
-                    hosts = [checkpoint.upHost] + hosts.filter { $0 != checkpoint.upHost }
-                    template.upHost = checkpoint.upHost
-                }
-            }
-            if resumeFrom == nil { store.remove() }
-        }
+                chunkSize: configuration.effectiveChunkSize, partSize: configuration.effectivePartSize),
+            now: configuration.clock.unixSeconds, configuration: configuration)
+        if plan.resumeFrom == nil { store?.remove() }
 
+        let watch = FileWatch(path: request.filePath, facts: facts)
         let reporter = ProgressReporter(total: facts.size, callback: progress)
         let sender = RequestSender(
-            hosts: hosts, transport: transport, tokens: tokens, policy: configuration.retryPolicy, control: control)
+            hosts: plan.hosts, transport: transport, tokens: tokens, policy: configuration.retryPolicy, control: control,
+            pacer: configuration.maxBytesPerSecond.map(UploadPacer.init(bytesPerSecond:)), watch: watch)
         let job = UploadJob(
-            request: request, facts: facts, sender: sender, reporter: reporter, store: store, template: template,
-            bucket: token.bucket, timeout: configuration.requestTimeout, control: control)
-        let partSize = chosen == .v2 ? configuration.effectivePartSize : nil
-        let etagTask = Task { () -> Result<String, UploadError> in
-            do throws(UploadError) {
-                return .success(try LocalEtag.compute(path: request.filePath, length: facts.size, partSize: partSize))
-            } catch {
-                return .failure(error)
-            }
-        }
-        defer { etagTask.cancel() }
+            request: request, facts: facts, source: source, sender: sender, reporter: reporter, store: store,
+            template: Checkpoint(
+                uploadProtocol: chosen, upHost: plan.hosts[0], bucket: token.bucket, scope: token.scope, key: request.key,
+                filePath: request.filePath, file: facts, blockSize: ResumableUpload.blockSize,
+                chunkSize: configuration.effectiveChunkSize, partSize: configuration.effectivePartSize),
+            bucket: token.bucket, timeout: configuration.requestTimeout, control: control, watch: watch)
+        onStart?(UploadStart(
+            upHosts: plan.hosts, uploadProtocol: plan.uploadProtocol, size: facts.size, resumed: plan.resumeFrom != nil,
+            resumedBytes: plan.resumedBytes, checkpointNote: plan.note))
 
-        let response: TransportResponse
+        let completion: UploadJob.Completion
         do {
-            response = try await send(job, protocol: chosen, resumeFrom: resumeFrom)
+            completion = try await Self.watching(watch) { () async throws(UploadError) in try await send(job, plan.machine) }
         } catch {
             await reporter.finish()
-            if error.kind == .aborted { store?.remove() }
-            throw error
+            throw stopped(error, job: job)
         }
         await reporter.finish()
-        let localEtag = try await etagTask.value.get()
-        let json = try? JSONValue.parse(response.body)
-        let hash = json?["hash"]?.stringValue ?? localEtag
-        guard hash == localEtag else {
-            throw UploadError(
-                .integrity, "server hash \(hash) differs from the local etag \(localEtag): the file changed during the upload?",
-                requestID: response[header: "X-Reqid"])
-        }
         store?.remove()
-        return UploadResult(
-            key: json?["key"]?.stringValue ?? request.key, hash: hash, size: facts.size, reply: response.body,
-            duration: ContinuousClock.now - started, resumed: resumeFrom != nil, bytesSent: sender.bytesSent,
-            checkpointNote: note)
+        let json = try? JSONValue.parse(completion.response.body)
+        let result = UploadResult(
+            key: json?["key"]?.stringValue ?? request.key, hash: completion.localEtag, size: facts.size,
+            reply: completion.response.body, duration: ContinuousClock.now - started, resumed: plan.resumeFrom != nil,
+            bytesSent: sender.bytesSent, checkpointNote: plan.note)
+        if completion.callbackFailed {
+            var error = UploadError(
+                .callbackFailed, "stored; the app's callback failed and will be retried: \(json?["error"]?.stringValue ?? "")",
+                requestID: completion.response[header: "X-Reqid"])
+            error.result = result
+            throw error
+        }
+        if let hash = json?["hash"]?.stringValue, hash != completion.localEtag {
+            throw UploadError(
+                .integrity, "server hash \(hash) differs from the etag \(completion.localEtag) of the bytes sent",
+                requestID: completion.response[header: "X-Reqid"])
+        }
+        return result
+    }
+
+    /// Runs `work` in a task of its own that is cancelled when `watch` sees the file change (or
+    /// when the calling task is cancelled).
+    private static func watching(
+        _ watch: FileWatch, _ work: @escaping @Sendable () async throws(UploadError) -> UploadJob.Completion
+    ) async throws(UploadError) -> UploadJob.Completion {
+        let task = Task { () async -> Result<UploadJob.Completion, UploadError> in
+            do throws(UploadError) { return .success(try await work()) } catch { return .failure(error) }
+        }
+        let watcher = watch.watch { task.cancel() }
+        defer { watcher.cancel() }
+        return try await awaiting(task).get()
+    }
+
+    /// The error to throw for a stopped or failed upload, with the checkpoint dealt with: a
+    /// change of the file wins over whatever it caused (a 400 for a v2 part whose bytes no longer
+    /// match their Content-MD5, a short read); abort and file changes remove the checkpoint; a
+    /// kept checkpoint's acknowledged bytes go into ``UploadError/savedBytes``.
+    private func stopped(_ error: UploadError, job: UploadJob) -> UploadError {
+        var failure = error
+        if let change = job.watch.change {
+            // The watch stopped the upload: whatever the cancellation looked like to the step it hit.
+            failure = change
+        } else if failure.kind != .paused, failure.kind != .aborted {
+            do throws(UploadError) { try job.watch.check() } catch { failure = error }
+        }
+        switch failure.kind {
+        case .aborted, .fileChanged: job.store?.remove()
+        default: if job.store != nil { failure.savedBytes = job.reporter.acknowledgedBytes }
+        }
+        return failure
     }
 
     private func chooseProtocol(size: Int64) -> UploadProtocol {
@@ -169,24 +202,14 @@ public struct UploadClient: Sendable {
         }
     }
 
-    private func send(_ job: UploadJob, protocol chosen: UploadProtocol, resumeFrom: Checkpoint?) async throws(UploadError)
-        -> TransportResponse
-    {
-        switch chosen {
-        case .form, .automatic:
+    private func send(_ job: UploadJob, _ machine: UploadPlan.Machine) async throws(UploadError) -> UploadJob.Completion {
+        switch machine {
+        case .form:
             return try await FormUploader(job: job).run()
-        case .v1:
-            let machine = ResumableUpload(
-                fileSize: job.facts.size, chunkSize: configuration.effectiveChunkSize,
-                concurrency: configuration.effectiveConcurrency, maxFailures: configuration.maxRetries,
-                blocks: resumeFrom?.blocks)
+        case .v1(let machine):
             try job.save { $0.blocks = machine.blocks }
             return try await V1Uploader(job: job).run(machine)
-        case .v2:
-            let machine = MultipartUpload(
-                fileSize: job.facts.size, partSize: configuration.effectivePartSize,
-                concurrency: configuration.effectiveConcurrency, maxFailures: configuration.maxRetries,
-                uploadID: resumeFrom?.uploadID, expiresAt: resumeFrom?.uploadExpiresAt ?? 0, parts: resumeFrom?.parts ?? [])
+        case .v2(let machine):
             return try await V2Uploader(job: job).run(machine)
         }
     }

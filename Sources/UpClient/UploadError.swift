@@ -3,23 +3,32 @@ public struct UploadError: Error, Sendable, CustomStringConvertible {
     /// The class of failure; what callers (and `up-cli`'s exit codes) branch on.
     public enum Kind: Sendable, Equatable {
         /// ``UploadControl/pause()`` (or cancellation of the calling task) stopped the upload;
-        /// the checkpoint, if any, is kept.
+        /// the checkpoint, if any, is kept (``UploadError/savedBytes`` says how much it holds).
         case paused
         /// ``UploadControl/abort()`` stopped the upload; the checkpoint is gone.
         case aborted
-        /// The server answered with this status (Qiniu's: 401, 403, 413, 579, 614, 701, 5xx…)
-        /// and retrying could not help or retries ran out.
+        /// The server answered with this status (Qiniu's: 400, 403, 413, 614, 701, 5xx…) and
+        /// retrying could not help or retries ran out.
         case server(status: Int)
-        /// No response arrived from any up host (or biz-server) within the retries.
+        /// No response arrived from any up host (or from biz-server) within the retries.
         case network
         /// The checkpoint file cannot be written, or is locked by another upload.
         case checkpoint
-        /// The local file cannot be read, or changed during the upload.
+        /// The local file cannot be read (missing, unreadable, not a regular file).
         case file
-        /// A reply's crc32 kept differing, or the final hash differs from the local etag.
+        /// The file changed (size, modification time or inode; on resume also the content the
+        /// checkpoint recorded) after the upload began: nothing was completed, the checkpoint is
+        /// removed and a v2 upload is aborted. Upload the file again once it is stable.
+        case fileChanged
+        /// A reply's crc32 kept differing, or the final hash differs from the etag of the bytes sent.
         case integrity
-        /// No token: biz-server refused or failed, or a fixed token is malformed.
+        /// No usable token: biz-server refused one (4xx), a fixed token is malformed, or the up
+        /// host refused the token (401, or 403 "key doesn't match with scope").
         case token
+        /// The object is stored, but the app's callback failed (579): up-server keeps the
+        /// callback in its outbox and delivers it later. ``UploadError/result`` holds the stored
+        /// object (key, hash, size; `reply` is the 579 body). Not a failed upload: do not upload again.
+        case callbackFailed
     }
 
     /// The class of failure.
@@ -28,6 +37,12 @@ public struct UploadError: Error, Sendable, CustomStringConvertible {
     public var message: String
     /// The server's `X-Reqid` of the failing response, when there was one.
     public var requestID: String?
+    /// For ``Kind/callbackFailed``: the stored object, as a successful upload would return it.
+    public var result: UploadResult?
+    /// For a stop that keeps the checkpoint (``Kind/paused``, and failures after which it is
+    /// kept): the bytes the checkpoint records as acknowledged, i.e. what a resume skips; nil
+    /// without a checkpoint.
+    public var savedBytes: Int64?
 
     /// Creates an error.
     public init(_ kind: Kind, _ message: String, requestID: String? = nil) {
@@ -52,8 +67,10 @@ extension UploadError.Kind {
         case .network: "network"
         case .checkpoint: "checkpoint"
         case .file: "file"
+        case .fileChanged: "file changed"
         case .integrity: "integrity"
         case .token: "token"
+        case .callbackFailed: "callback failed"
         }
     }
 }

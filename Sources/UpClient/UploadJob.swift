@@ -3,10 +3,22 @@ import UpCore
 
 /// Everything the protocol drivers of one upload call share.
 struct UploadJob: Sendable {
+    /// How a driver ends: the final reply and the etag of the bytes it sent.
+    struct Completion: Sendable {
+        /// The reply of mkfile / complete / the form POST.
+        var response: TransportResponse
+        /// The etag of the bytes sent (§7), computed as they were sent.
+        var localEtag: String
+        /// The reply is a 579: stored, but the app's callback failed (§3.4).
+        var callbackFailed: Bool
+    }
+
     /// The caller's request.
     let request: UploadRequest
     /// The file's size and identity when the call began.
     let facts: FileFacts
+    /// The file, open for the call.
+    let source: SourceFile
     /// Sends requests to the up hosts.
     let sender: RequestSender
     /// Progress to the caller.
@@ -21,6 +33,8 @@ struct UploadJob: Sendable {
     let timeout: Duration
     /// Pause / abort.
     let control: UploadControl
+    /// Notices a change of the file during the upload.
+    let watch: FileWatch
 
     /// Writes the checkpoint with `update` applied (no-op without a checkpoint path).
     func save(_ update: (inout Checkpoint) -> Void) throws(UploadError) {

@@ -1,9 +1,14 @@
 import HTTPTransport
+import NativeCrypto
 import UpCore
 
-/// Carries out ``MultipartUpload``'s actions (qiniu-protocol.md §5): each part's MD5 is read
-/// from disk (1 MiB at a time) for `Content-MD5`, then the part is streamed from the file. A 612
-/// starts the upload over with a new upload id; replies for a dropped id are ignored.
+/// Carries out ``MultipartUpload``'s actions (qiniu-protocol.md §5). A part of at most 4 MiB (the
+/// default) is read once into the buffer it is sent from, and its MD5 (`Content-MD5`) and part
+/// digest (§7.2, for the local hash) are computed from that buffer. A larger part is hashed in
+/// one pass and then streamed from the file, memory staying bounded; the server checks the
+/// `Content-MD5`, so a part whose bytes changed between the pass and the send is refused (400)
+/// rather than stored under a digest that does not describe it. A 612 starts the upload over
+/// with a new upload id; replies for a dropped id are ignored.
 struct V2Uploader: Sendable {
     let job: UploadJob
 
@@ -15,7 +20,7 @@ struct V2Uploader: Sendable {
 
     /// Uploads every missing part and completes; returns the complete reply. On abort, the
     /// upload id is aborted on the server before the error is thrown.
-    func run(_ initial: MultipartUpload) async throws(UploadError) -> TransportResponse {
+    func run(_ initial: MultipartUpload) async throws(UploadError) -> UploadJob.Completion {
         var machine = initial
         report(machine)
         do {
@@ -37,10 +42,14 @@ struct V2Uploader: Sendable {
                         if case .partAccepted = outcome.event { try save(machine) }
                         report(machine)
                     case .complete(let id, let parts):
+                        guard let etag = machine.etag else { throw UploadError(.integrity, "v2: a part without its digest") }
                         switch try await complete(uploadID: id, parts: parts) {
                         case .success(let response):
                             machine.handle(.completed)
-                            return response
+                            return UploadJob.Completion(response: response, localEtag: etag, callbackFailed: false)
+                        case .storedCallbackFailed(let response):
+                            machine.handle(.completed)
+                            return UploadJob.Completion(response: response, localEtag: etag, callbackFailed: true)
                         case .stale:
                             machine.handle(.uploadExpired)
                             report(machine)
@@ -54,7 +63,9 @@ struct V2Uploader: Sendable {
             }
         } catch {
             let failure = (error as? UploadError) ?? job.sender.stopError()
-            if failure.kind == .aborted, let id = machine.uploadID { await abort(uploadID: id) }
+            // Nothing will complete this upload id: free its parts on the server now.
+            let abandoned = failure.kind == .aborted || failure.kind == .fileChanged || job.watch.change != nil
+            if abandoned, let id = machine.uploadID { await abort(uploadID: id) }
             throw failure
         }
     }
@@ -96,20 +107,21 @@ struct V2Uploader: Sendable {
     }
 
     private func putPart(uploadID: String, number: Int, range: Range<Int64>) async throws -> Outcome? {
-        let file = job.request.filePath
-        let md5 = try FileRegion.md5Hex(path: file, offset: range.lowerBound, length: Int64(range.count))
+        let (body, md5, digest) = try Self.hashedBody(job.source, range: range)
+        defer { if case .bytes(let bytes) = body { job.source.recycle(bytes) } }
         let path = path(.part(uploadID: uploadID, partNumber: number))
         let progressID = job.reporter.begin()
         let job = self.job
-        let outcome = try await job.sender.send { host, token in
+        let outcome = try await job.sender.send(payload: Int64(range.count)) { host, token in
             job.upRequest(
                 method: "PUT", host: host, path: path, token: token, contentType: "application/octet-stream",
-                extraHeaders: [("Content-MD5", md5)],
-                body: .file(path: file, offset: range.lowerBound, length: Int64(range.count)), progressID: progressID)
+                extraHeaders: [("Content-MD5", md5)], body: body, progressID: progressID)
         }
         switch outcome {
         case .stale:
             return Outcome(uploadID: uploadID, event: .uploadExpired, progressID: progressID)
+        case .storedCallbackFailed(let response):
+            throw RequestSender.serverError(response, request: TransportRequest(method: "PUT", url: path))
         case .success(let response):
             let json = try UploadJob.json(response, "v2 part")
             guard let etag = json["etag"]?.stringValue else {
@@ -118,8 +130,28 @@ struct V2Uploader: Sendable {
             if let replyMD5 = json["md5"]?.stringValue, replyMD5.lowercased() != md5 {
                 return Outcome(uploadID: uploadID, event: .partFailed(number: number, retryable: true), progressID: progressID)
             }
-            return Outcome(uploadID: uploadID, event: .partAccepted(number: number, etag: etag), progressID: progressID)
+            return Outcome(uploadID: uploadID, event: .partAccepted(number: number, etag: etag, digest: digest), progressID: progressID)
         }
+    }
+
+    /// The body of the part in `range`, its lower-case hex MD5 and its part digest (§7.2), from
+    /// one read of the file: the bytes themselves up to ``SourceFile/pieceSize``, else the
+    /// file region (hashed piece by piece first).
+    static func hashedBody(_ source: SourceFile, range: Range<Int64>) throws(UploadError) -> (TransportBody, String, [UInt8]) {
+        var md5 = Digest(.md5)
+        var etag = EtagHasher()
+        let length = Int64(range.count)
+        if length <= Int64(SourceFile.pieceSize) {
+            let bytes = try source.read(offset: range.lowerBound, length: Int(length))
+            md5.update(bytes)
+            etag.update(bytes)
+            return (.bytes(bytes), Hex.encode(md5.finalize()), etag.finalize().partDigest)
+        }
+        try source.forEachPiece(offset: range.lowerBound, length: length) { piece in
+            md5.update(piece)
+            etag.update(piece)
+        }
+        return (.file(path: source.path, offset: range.lowerBound, length: length), Hex.encode(md5.finalize()), etag.finalize().partDigest)
     }
 
     private func complete(uploadID: String, parts: [MultipartUpload.Part]) async throws(UploadError) -> RequestSender.Outcome {
@@ -130,7 +162,7 @@ struct V2Uploader: Sendable {
         ).serialized()
         let path = path(.upload(id: uploadID))
         let job = self.job
-        return try await job.sender.send { host, token in
+        return try await job.sender.send(completes: true) { host, token in
             job.upRequest(
                 method: "POST", host: host, path: path, token: token, contentType: "application/json",
                 body: .bytes(Array(body.utf8)))

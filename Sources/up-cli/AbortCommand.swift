@@ -14,7 +14,7 @@ struct AbortCommand {
             Console.err("up-cli: no checkpoint at \(path): nothing to abort")
             return
         }
-        let transport = try PutCommand.transport(rate: nil)
+        let transport = try PutCommand.transport()
         // No token request up front: the checkpoint names the up host of its upload.
         let hosts = options.configuredUpHosts
         let client = UploadClient(configuration: UploadClient.Configuration(upHosts: hosts), transport: transport)

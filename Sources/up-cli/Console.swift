@@ -15,6 +15,9 @@ enum Console {
     /// Writes `text` and a newline to standard error.
     static func err(_ text: String) { write(text + "\n", to: .standardError) }
 
+    /// Writes `text` as is to standard output (lines that already end in a newline).
+    static func outRaw(_ text: String) { write(text, to: .standardOutput) }
+
     /// Writes `text` as is to standard error (the progress bar's carriage returns).
     static func errRaw(_ text: String) { write(text, to: .standardError) }
 

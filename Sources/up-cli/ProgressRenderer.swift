@@ -1,10 +1,16 @@
 import Basics
+import Foundation
+import NativeSystem
 import Synchronization
 import UpClient
 
-/// Shows upload progress: a single updating line on a terminal's standard error (percent, bytes,
-/// rate, ETA), or JSON lines on standard output (`{"event":"progress","bytesSent":…,"totalBytes":…}`)
-/// at most 5 per second. Called from the client's progress thread; safe from any thread.
+/// Shows upload progress: a single updating line on a terminal's standard error (percent, bar,
+/// bytes, rate, ETA), fitted to the terminal's width at every redraw; or JSON lines on standard
+/// output (`{"event":"progress","bytesSent":…,"totalBytes":…}`) at most 5 per second. Called from
+/// the client's progress task; safe from any thread.
+///
+/// Reports arriving faster than the interval are not dropped but held: a ticker shows the newest
+/// one when the interval is up, so the display never lags behind by more than one interval.
 final class ProgressRenderer: Sendable {
     enum Mode: Sendable {
         /// The updating line on standard error.
@@ -18,10 +24,12 @@ final class ProgressRenderer: Sendable {
     let mode: Mode
     private let state: Mutex<State>
     private let clock = ContinuousClock()
+    private let ticker = Mutex<Task<Void, Never>?>(nil)
 
     private struct State {
         var lastEmit: ContinuousClock.Instant?
-        var lastBytes: Int64 = -1
+        var lastShown: UploadProgress?
+        var pending: UploadProgress?
         /// Recent (time, bytes) samples for the rate: the last few seconds.
         var samples: [(ContinuousClock.Instant, Int64)] = []
         var lineShown = false
@@ -36,47 +44,97 @@ final class ProgressRenderer: Sendable {
     /// Least time between two JSON progress lines (5 per second) and between two bar redraws.
     private var interval: Duration { mode == .json ? .milliseconds(200) : .milliseconds(100) }
 
-    /// Records `progress` and draws or emits it unless one was shown less than an interval ago.
+    /// Records `progress`; shows it now, or when the interval since the last one is up.
     func update(_ progress: UploadProgress) {
         guard mode != .silent else { return }
         let now = clock.now
         let output: String? = state.withLock { state in
             guard !state.finished else { return nil }
-            state.samples.append((now, progress.bytesSent))
+            // One sample per 50 ms is plenty for a rate over the last seconds.
+            if state.samples.last.map({ now - $0.0 >= .milliseconds(50) }) ?? true {
+                state.samples.append((now, progress.bytesSent))
+            }
             while let first = state.samples.first, now - first.0 > .seconds(5), state.samples.count > 2 {
                 state.samples.removeFirst()
             }
-            let complete = progress.bytesSent >= progress.totalBytes
-            if let last = state.lastEmit, now - last < interval, !(complete && mode == .bar) { return nil }
-            guard progress.bytesSent != state.lastBytes else { return nil }
-            state.lastEmit = now
-            state.lastBytes = progress.bytesSent
-            switch mode {
-            case .json:
-                return "{\"event\":\"progress\",\"bytesSent\":\(progress.bytesSent),\"totalBytes\":\(progress.totalBytes)"
-                    + blocksJSON(progress.blocks) + "}"
-            case .bar:
-                state.lineShown = true
-                return "\r\u{1B}[2K" + Self.barLine(progress, rate: Self.rate(state.samples))
-            case .silent:
+            if let last = state.lastEmit, now - last < interval {
+                state.pending = progress
                 return nil
             }
+            return render(progress, now: now, state: &state)
         }
-        guard let output else { return }
-        if mode == .json { Console.out(output) } else { Console.errRaw(output) }
+        startTicker()
+        if let output { write(output) }
     }
 
-    /// Stops drawing; ends the bar's line so later messages start on a fresh one.
-    func finish() {
-        let endLine = state.withLock { state -> Bool in
+    /// Stops drawing. With `completed` (the upload succeeded), the newest report is shown first
+    /// and the bar ends at 100 % with the average rate (none for an empty file); then the bar's
+    /// line is ended so later messages start on a fresh one.
+    func finish(completed total: Int64? = nil, seconds: Double = 0) {
+        ticker.withLock { $0?.cancel() }
+        let now = clock.now
+        let output = state.withLock { state -> String in
+            guard !state.finished else { return "" }
+            var out = ""
+            if let total {
+                let final = UploadProgress(bytesSent: total, totalBytes: total, blocks: state.pending?.blocks ?? state.lastShown?.blocks)
+                if mode == .bar {
+                    let rate = total > 0 && seconds > 0 ? Double(total) / seconds : nil
+                    state.lineShown = true
+                    out += "\r\u{1B}[2K" + Self.barLine(final, rate: rate, width: Self.terminalWidth())
+                } else if state.lastShown?.bytesSent != total {
+                    out += render(final, now: now, state: &state) ?? ""
+                }
+            }
             state.finished = true
-            defer { state.lineShown = false }
-            return state.lineShown
+            if state.lineShown { out += "\n" }
+            state.lineShown = false
+            return out
         }
-        if endLine { Console.errRaw("\n") }
+        if !output.isEmpty { write(output) }
     }
 
-    private func blocksJSON(_ blocks: [UploadProgress.BlockState]?) -> String {
+    /// The text for `progress` (marks it shown); nil when there is nothing new to show.
+    private func render(_ progress: UploadProgress, now: ContinuousClock.Instant, state: inout State) -> String? {
+        state.pending = nil
+        guard mode == .bar || progress.bytesSent != state.lastShown?.bytesSent else { return nil }
+        state.lastEmit = now
+        state.lastShown = progress
+        switch mode {
+        case .json:
+            return "{\"event\":\"progress\",\"bytesSent\":\(progress.bytesSent),\"totalBytes\":\(progress.totalBytes)"
+                + Self.blocksJSON(progress.blocks) + "}\n"
+        case .bar:
+            state.lineShown = true
+            return "\r\u{1B}[2K" + Self.barLine(progress, rate: Self.rate(state.samples), width: Self.terminalWidth())
+        case .silent:
+            return nil
+        }
+    }
+
+    /// Shows the held report every interval (started by the first update, ended by ``finish``).
+    private func startTicker() {
+        ticker.withLock { ticker in
+            guard ticker == nil else { return }
+            ticker = Task.detached { [self] in
+                while !Task.isCancelled {
+                    try? await Task.sleep(for: interval)
+                    let now = clock.now
+                    let output: String? = state.withLock { state in
+                        guard !state.finished, let pending = state.pending else { return nil }
+                        return render(pending, now: now, state: &state)
+                    }
+                    if let output { write(output) }
+                }
+            }
+        }
+    }
+
+    private func write(_ output: String) {
+        if mode == .json { Console.outRaw(output) } else { Console.errRaw(output) }
+    }
+
+    private static func blocksJSON(_ blocks: [UploadProgress.BlockState]?) -> String {
         guard let blocks else { return "" }
         var done = 0, uploading = 0
         for block in blocks {
@@ -89,6 +147,13 @@ final class ProgressRenderer: Sendable {
         return ",\"blocks\":{\"total\":\(blocks.count),\"done\":\(done),\"uploading\":\(uploading)}"
     }
 
+    /// Columns of the terminal on standard error now (it may have been resized), else `COLUMNS`,
+    /// else 80.
+    static func terminalWidth() -> Int {
+        TerminalSize.columns(of: 2) ?? ProcessInfo.processInfo.environment["COLUMNS"].flatMap { Int($0) }.flatMap { $0 > 0 ? $0 : nil }
+            ?? 80
+    }
+
     /// Bytes per second over the samples kept, nil until there is a span to measure.
     static func rate(_ samples: [(ContinuousClock.Instant, Int64)]) -> Double? {
         guard let first = samples.first, let last = samples.last else { return nil }
@@ -97,21 +162,33 @@ final class ProgressRenderer: Sendable {
         return Double(last.1 - first.1) / span
     }
 
-    /// ` 42%  27.0 MiB / 64.0 MiB  12.3 MiB/s  ETA 3s`.
-    static func barLine(_ progress: UploadProgress, rate: Double?) -> String {
-        let total = max(progress.totalBytes, 1)
-        let percent = Int(Double(progress.bytesSent) * 100 / Double(total))
-        let width = 24
-        let filled = min(width, Int(Double(progress.bytesSent) * Double(width) / Double(total)))
-        var line = String(repeating: " ", count: max(0, 3 - String(percent).count)) + "\(percent)% ["
-        line += String(repeating: "=", count: filled) + String(repeating: " ", count: width - filled) + "] "
-        line += "\(ByteSize.format(progress.bytesSent)) / \(ByteSize.format(progress.totalBytes))"
-        if let rate, rate > 0 {
-            line += "  \(ByteSize.format(Int64(rate)))/s"
-            let remaining = Double(progress.totalBytes - progress.bytesSent) / rate
-            line += "  ETA \(formatSeconds(remaining))"
+    /// ` 42% [=====     ] 27.0 MiB / 64.0 MiB  12.3 MiB/s  ETA 3s`, shortened to fit in
+    /// `width - 1` columns (writing the last column makes some terminals wrap): the bar narrows
+    /// (30 to 10 columns), then ETA, rate and sizes are dropped, then the bar.
+    static func barLine(_ progress: UploadProgress, rate: Double?, width: Int) -> String {
+        let limit = max(4, width - 1)
+        let sent = progress.bytesSent, total = progress.totalBytes
+        let fraction = total > 0 ? min(1, Double(sent) / Double(total)) : 1
+        let percentNumber = String(Int(fraction * 100))
+        let percent = String(repeating: " ", count: max(0, 3 - percentNumber.count)) + percentNumber + "%"
+        var tail = ["\(ByteSize.format(sent)) / \(ByteSize.format(total))"]
+        if let rate, rate > 0, total > 0 {
+            tail.append("\(ByteSize.format(Int64(rate)))/s")
+            if sent < total { tail.append("ETA \(formatSeconds(Double(total - sent) / rate))") }
         }
-        return line
+        for count in stride(from: tail.count, through: 0, by: -1) {
+            let text = tail.prefix(count).joined(separator: "  ")
+            let barWidth = min(30, limit - percent.count - (text.isEmpty ? 3 : 4 + text.count))
+            guard barWidth >= 10 else { continue }
+            let filled = min(barWidth, Int(fraction * Double(barWidth)))
+            let bar = String(repeating: "=", count: filled) + String(repeating: " ", count: barWidth - filled)
+            return percent + " [" + bar + "]" + (text.isEmpty ? "" : " " + text)
+        }
+        for count in stride(from: tail.count, through: 0, by: -1) {
+            let line = ([percent] + tail.prefix(count)).joined(separator: " ")
+            if line.count <= limit { return line }
+        }
+        return percent
     }
 
     /// `3s`, `2m05s`, `1h02m`.

@@ -16,7 +16,7 @@ struct PutCommand {
         let checkpoint = try checkpointPath()
         let mode: ProgressRenderer.Mode =
             options.json || !Console.isTerminal(1) ? .json : (Console.isTerminal(2) ? .bar : .silent)
-        let transport = try Self.transport(rate: options.limitRate)
+        let transport = try Self.transport()
         let upHosts = options.configuredUpHosts
 
         var configuration = UploadClient.Configuration(upHosts: upHosts)
@@ -26,11 +26,12 @@ struct PutCommand {
         if let partSize = options.partSize { configuration.partSize = partSize }
         if let timeout = options.requestTimeout { configuration.requestTimeout = timeout }
         if let retries = options.maxRetries { configuration.maxRetries = retries }
+        configuration.maxBytesPerSecond = options.limitRate
         let client = UploadClient(configuration: configuration, transport: transport)
         let request = UploadRequest(
             filePath: options.absoluteFile, key: options.key, token: options.tokenSource, checkpointPath: checkpoint)
 
-        let resumable = checkpoint.map { FileManager.default.fileExists(atPath: $0) } ?? false
+        let found = checkpoint.map { FileManager.default.fileExists(atPath: $0) } ?? false
         if options.verbose {
             Console.err("up-cli: \(options.absoluteFile) (\(ByteSize.format(size))) → key \(options.key ?? "<from token>")")
             Console.err("up-cli: up hosts \(upHosts.isEmpty ? "from biz-server" : upHosts.joined(separator: ", ")); protocol \(options.protocolChoice.rawValue), "
@@ -38,16 +39,7 @@ struct PutCommand {
                 + "part \(ByteSize.format(Int64(configuration.partSize))), "
                 + "timeout \(PutCommand.decimal(configuration.requestTimeout.seconds, places: 1)) s, retries \(configuration.maxRetries)"
                 + (options.limitRate.map { ", limit \(ByteSize.format($0))/s" } ?? ""))
-            Console.err("up-cli: checkpoint \(checkpoint ?? "none")" + (resumable ? " (found: resuming)" : ""))
-        }
-        if mode == .json {
-            var line = "{\"event\":\"start\",\"file\":" + JSONText.quoted(options.absoluteFile) + ",\"size\":\(size)"
-            line += ",\"key\":" + (options.key.map(JSONText.quoted) ?? "null")
-            line += ",\"checkpoint\":" + (checkpoint.map(JSONText.quoted) ?? "null")
-            line += ",\"checkpointFound\":\(resumable),\"upHosts\":[" + upHosts.map(JSONText.quoted).joined(separator: ",") + "]}"
-            Console.out(line)
-        } else if resumable {
-            Console.err("up-cli: resuming from checkpoint \(checkpoint ?? "")")
+            Console.err("up-cli: checkpoint \(checkpoint ?? "none")" + (found ? " (found)" : ""))
         }
 
         let renderer = ProgressRenderer(mode: mode)
@@ -59,14 +51,15 @@ struct PutCommand {
         }
         defer { watcher.cancel() }
 
+        let started = StartReport(options: options, checkpoint: checkpoint, found: found, mode: mode)
         let result: UploadResult
         do {
-            result = try await client.upload(request, control: control) { renderer.update($0) }
+            result = try await client.upload(request, control: control, progress: { renderer.update($0) }, onStart: { started.show($0) })
         } catch {
             renderer.finish()
-            throw report(error, checkpoint: checkpoint, mode: mode)
+            throw report(error, checkpoint: checkpoint, size: size, mode: mode)
         }
-        renderer.finish()
+        renderer.finish(completed: result.size, seconds: result.duration.seconds)
         report(result, mode: mode)
     }
 
@@ -79,14 +72,13 @@ struct PutCommand {
         return path
     }
 
-    static func transport(rate: Int64?) throws(CLIFailure) -> any HTTPTransport {
-        let curl: CurlTransport
+    /// libcurl (`--limit-rate` is the client's own pacing, ``UploadClient/Configuration/maxBytesPerSecond``).
+    static func transport() throws(CLIFailure) -> any HTTPTransport {
         do {
-            curl = try CurlTransport()
+            return try CurlTransport()
         } catch {
             throw CLIFailure(.uploadFailed, "cannot start the HTTP client: \(error)")
         }
-        return rate.map { RateLimitedTransport(base: curl, bytesPerSecond: $0) } ?? curl
     }
 
     private func report(_ result: UploadResult, mode: ProgressRenderer.Mode) {
@@ -95,45 +87,59 @@ struct PutCommand {
         let replyJSON: String = (try? JSONValue.parse(result.reply))?.serialized()
             ?? JSONText.quoted(String(decoding: result.reply, as: UTF8.self))
         if mode == .json {
-            var line = "{\"event\":\"done\",\"key\":" + (result.key.map(JSONText.quoted) ?? "null")
-            line += ",\"hash\":" + JSONText.quoted(result.hash) + ",\"size\":\(result.size)"
-            line += ",\"seconds\":" + Self.decimal(seconds, places: 3)
-            line += ",\"resumed\":\(result.resumed),\"bytesSent\":\(result.bytesSent),\"bytesSkipped\":\(skipped)"
+            var line = "{\"event\":\"done\"," + Self.objectFields(result)
+            line += ",\"resumed\":\(result.resumed),\"bytesSkipped\":\(skipped)"
             line += ",\"checkpointNote\":" + (result.checkpointNote.map(JSONText.quoted) ?? "null")
             line += ",\"reply\":" + replyJSON + "}"
             Console.out(line)
             return
         }
-        if let note = result.checkpointNote { Console.err("up-cli: the checkpoint was not used (\(note)): started over") }
-        let rate = seconds > 0 ? "  (\(ByteSize.format(Int64(Double(result.bytesSent) / seconds)))/s)" : ""
-        Console.out("key:    \(result.key ?? "(none)")")
-        Console.out("hash:   \(result.hash)")
-        Console.out("size:   \(result.size) bytes (\(ByteSize.format(result.size)))")
-        Console.out("time:   \(Self.decimal(seconds, places: 2)) s\(rate)")
+        printObject(result)
         if result.resumed {
             Console.out("resume: \(ByteSize.format(result.bytesSent)) sent now, \(ByteSize.format(skipped)) already on the server")
         }
         Console.out("reply:  \(replyJSON)")
     }
 
+    /// `"key":…,"hash":…,"size":…,"seconds":…,"bytesSent":…` of a stored object.
+    private static func objectFields(_ result: UploadResult) -> String {
+        "\"key\":" + (result.key.map(JSONText.quoted) ?? "null") + ",\"hash\":" + JSONText.quoted(result.hash)
+            + ",\"size\":\(result.size),\"seconds\":" + decimal(result.duration.seconds, places: 3)
+            + ",\"bytesSent\":\(result.bytesSent)"
+    }
+
+    /// The key, hash, size and time lines of a stored object.
+    private func printObject(_ result: UploadResult) {
+        let seconds = result.duration.seconds
+        let rate = seconds > 0 && result.bytesSent > 0 ? "  (\(ByteSize.format(Int64(Double(result.bytesSent) / seconds)))/s)" : ""
+        Console.out("key:    \(result.key ?? "(none)")")
+        Console.out("hash:   \(result.hash)")
+        Console.out("size:   \(result.size) bytes (\(ByteSize.format(result.size)))")
+        Console.out("time:   \(Self.decimal(seconds, places: 2)) s\(rate)")
+    }
+
     /// Prints the failure (and for a pause, how to resume) and returns the exit status to end with.
-    private func report(_ error: UploadError, checkpoint: String?, mode: ProgressRenderer.Mode) -> CLIFailure {
+    private func report(_ error: UploadError, checkpoint: String?, size: Int64, mode: ProgressRenderer.Mode) -> CLIFailure {
         let code = ExitCode(error)
-        if error.kind == .paused {
-            let resume = ResumeHint.command(commandLine)
-            let kept = checkpoint.map { FileManager.default.fileExists(atPath: $0) } ?? false
-            if mode == .json {
-                var line = "{\"event\":\"paused\",\"checkpoint\":" + (checkpoint.map(JSONText.quoted) ?? "null")
-                line += ",\"checkpointKept\":\(kept),\"resume\":" + JSONText.quoted(resume) + "}"
-                Console.out(line)
+        switch error.kind {
+        case .paused:
+            return paused(error, checkpoint: checkpoint, size: size, mode: mode)
+        case .callbackFailed:
+            // Not a failure of the upload: the object is stored and final.
+            if let result = error.result {
+                if mode == .json {
+                    var line = "{\"event\":\"stored\",\"callbackFailed\":true," + Self.objectFields(result)
+                    line += ",\"message\":" + JSONText.quoted("stored; the app's callback failed and will be retried")
+                    line += ",\"callbackError\":" + JSONText.quoted(String(decoding: result.reply, as: UTF8.self))
+                    line += ",\"requestId\":" + (error.requestID.map(JSONText.quoted) ?? "null") + "}"
+                    Console.out(line)
+                } else {
+                    printObject(result)
+                }
             }
-            var message = kept
-                ? "paused — run the same command again to resume:\n  \(resume)"
-                : "paused — no checkpoint (--no-checkpoint): the next run starts over:\n  \(resume)"
-            for variable in ResumeHint.maskedVariables(commandLine) {
-                message += "\n  (with \(variable) set: the value given on the command line is not printed)"
-            }
-            return CLIFailure(code, message)
+            return CLIFailure(code, error.message + (error.requestID.map { " (reqid \($0))" } ?? ""))
+        default:
+            break
         }
         if mode == .json {
             var line = "{\"event\":\"error\",\"exitCode\":\(code.rawValue),\"message\":" + JSONText.quoted(error.message)
@@ -141,11 +147,36 @@ struct PutCommand {
             line += ",\"requestId\":" + (error.requestID.map(JSONText.quoted) ?? "null") + "}"
             Console.out(line)
         }
+        if error.kind == .fileChanged {
+            return CLIFailure(
+                code, "\(error.message)\n  nothing was completed and the checkpoint is removed: upload the file again once it is stable")
+        }
         var message = "upload failed: \(error)"
         if let checkpoint, FileManager.default.fileExists(atPath: checkpoint), code != .checkpointOrFile {
-            message += "\n  the checkpoint is kept: the same command resumes; `up-cli abort` with the same arguments discards it"
+            let saved = error.savedBytes.map { " (it holds \(ByteSize.format($0)) of \(ByteSize.format(size)))" } ?? ""
+            message += "\n  the checkpoint is kept\(saved): the same command resumes; `up-cli abort` with the same arguments discards it"
         }
         return CLIFailure(code, message)
+    }
+
+    /// The pause: what the checkpoint holds and the command that resumes.
+    private func paused(_ error: UploadError, checkpoint: String?, size: Int64, mode: ProgressRenderer.Mode) -> CLIFailure {
+        let resume = ResumeHint.command(commandLine)
+        let kept = checkpoint.map { FileManager.default.fileExists(atPath: $0) } ?? false
+        let saved = kept ? error.savedBytes ?? 0 : 0
+        if mode == .json {
+            var line = "{\"event\":\"paused\",\"checkpoint\":" + (checkpoint.map(JSONText.quoted) ?? "null")
+            line += ",\"checkpointKept\":\(kept),\"savedBytes\":\(saved),\"totalBytes\":\(size)"
+            line += ",\"resume\":" + JSONText.quoted(resume) + "}"
+            Console.out(line)
+        }
+        var message = kept
+            ? "paused — saved \(ByteSize.format(saved)) of \(ByteSize.format(size)); run the same command again to resume:\n  \(resume)"
+            : "paused — no checkpoint (--no-checkpoint): the next run starts over:\n  \(resume)"
+        for variable in ResumeHint.maskedVariables(commandLine) {
+            message += "\n  (with \(variable) set: the value given on the command line is not printed)"
+        }
+        return CLIFailure(.paused, message)
     }
 
     /// `value` with `places` decimals, e.g. `3.142`.

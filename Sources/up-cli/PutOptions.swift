@@ -1,6 +1,7 @@
 import Basics
 import Foundation
 import UpClient
+import UpCore
 
 /// Where tokens come from, as given on the command line.
 enum Target {
@@ -18,7 +19,7 @@ struct PutOptions {
         "checkpoint", "limit-rate", "timeout", "retries",
     ]
     /// Flags.
-    static let flagOptions: Set<String> = ["no-checkpoint", "json", "verbose", "help"]
+    static let flagOptions: Set<String> = ["no-checkpoint", "json", "verbose"]
 
     var file: String
     /// `file` made absolute (the checkpoint is keyed by it and the client reads it).
@@ -68,6 +69,8 @@ struct PutOptions {
             guard !token.isEmpty else { throw .usage("--token is empty") }
             guard arguments.value("api-key") == nil else { throw .usage("--api-key goes with --biz, not --token") }
             target = .token(token)
+            // A token for one key allows nothing else: that key is the only sensible default.
+            if key == nil { key = Self.singleKey(ofToken: token) }
         case (nil, nil): throw .usage("say where the token comes from: --biz URL --api-key K, or --token T")
         case (_?, _?): throw .usage("--biz and --token exclude each other")
         }
@@ -108,6 +111,16 @@ struct PutOptions {
         if noCheckpoint && checkpointPath != nil { throw .usage("--checkpoint and --no-checkpoint exclude each other") }
         json = arguments.has("json")
         verbose = arguments.has("verbose")
+    }
+
+    /// The key a token's scope names when it is `bucket:key` without `isPrefixalScope`; nil for a
+    /// bucket or prefix scope, or a text that is not an upload token (the server will say so).
+    static func singleKey(ofToken token: String) -> String? {
+        let fields = token.split(separator: ":", omittingEmptySubsequences: false)
+        guard fields.count == 3, let json = URLSafeBase64.decode(fields[2]), let policy = try? PutPolicy(jsonBytes: json),
+            !policy.isPrefixal
+        else { return nil }
+        return policy.scopeKey
     }
 
     /// The up hosts to use when neither `--up-host` nor biz-server names any.

@@ -13,7 +13,17 @@ func finish(_ failure: CLIFailure) -> Never {
 let words = Array(CommandLine.arguments.dropFirst())
 guard let command = words.first else { finish(.usage("a command is missing: put, etag or abort")) }
 if ["--help", "-h", "help"].contains(command) {
-    Console.out(usage)
+    Console.out(Usage.global)
+    exit(0)
+}
+if command == "--version" {
+    Console.out(UpgateVersion.line(for: "up-cli"))
+    exit(0)
+}
+let commandHelp = ["put": Usage.put, "etag": Usage.etag, "abort": Usage.abort]
+// `-h` / `--help` anywhere before `--` asks for the command's help, whatever else is there.
+if let help = commandHelp[command], words.dropFirst().prefix(while: { $0 != "--" }).contains(where: { $0 == "-h" || $0 == "--help" }) {
+    Console.out(help)
     exit(0)
 }
 let environment = ProcessInfo.processInfo.environment
@@ -24,13 +34,9 @@ do throws(CLIFailure) {
     do {
         arguments = try Arguments(
             Array(words.dropFirst()), options: command == "etag" ? [] : PutOptions.valueOptions,
-            flags: command == "etag" ? ["help"] : PutOptions.flagOptions)
+            flags: command == "etag" ? [] : PutOptions.flagOptions)
     } catch {
         throw .usage(error.description)
-    }
-    if arguments.has("help") {
-        Console.out(usage)
-        exit(0)
     }
     switch command {
     case "put":

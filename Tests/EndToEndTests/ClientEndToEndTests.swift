@@ -113,6 +113,8 @@ struct ClientEndToEndTests {
         ("tiny-chunks-v1", (4 << 20) + 5000, .v1, 1024 + 7 + 300_000, 4 << 20),
         ("v2-4MiB-parts", 9 << 20 | 77, .v2, 4 << 20, 4 << 20),
         ("v2-odd-parts", 9 << 20 | 77, .v2, 4 << 20, 3 << 20),
+        // Parts above 4 MiB are hashed in one pass, then streamed from the file.
+        ("v2-big-parts", 13 << 20 | 5, .v2, 4 << 20, 6 << 20),
     ]
 
     @Test(arguments: cases.indices)
@@ -134,7 +136,11 @@ struct ClientEndToEndTests {
             let expected = c.choice == .v2 && c.part != 4 << 20
                 ? Etag.v2(parts: stride(from: 0, to: bytes.count, by: c.part).map { start in
                     let part = bytes[start..<min(start + c.part, bytes.count)]
-                    return Etag.Part(digest: SHA1.hash(part), size: Int64(part.count))
+                    // §7.2: SHA-1 of a part of one block, else SHA-1 of its 4 MiB blocks' SHA-1s.
+                    let blocks = stride(from: part.startIndex, to: part.endIndex, by: 4 << 20).map { block in
+                        SHA1.hash(part[block..<min(block + (4 << 20), part.endIndex)])
+                    }
+                    return Etag.Part(digest: blocks.count == 1 ? blocks[0] : SHA1.hash(blocks.flatMap { $0 }), size: Int64(part.count))
                 })
                 : Etag.of(bytes)
             #expect(result.hash == expected)

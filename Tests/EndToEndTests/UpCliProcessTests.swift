@@ -144,15 +144,19 @@ final class Chain {
     let biz: BizServer
     let store: SQLiteUploadRecordStore
     let bizURL: String
+    let upURL: String
     let binary: String
     var checkpoint: String { directory.appending(path: "ckpt.json").path }
 
-    private init(directory: URL, up: UpServer, biz: BizServer, store: SQLiteUploadRecordStore, bizURL: String, binary: String) {
+    private init(
+        directory: URL, up: UpServer, biz: BizServer, store: SQLiteUploadRecordStore, bizURL: String, upURL: String, binary: String
+    ) {
         self.directory = directory
         self.up = up
         self.biz = biz
         self.store = store
         self.bizURL = bizURL
+        self.upURL = upURL
         self.binary = binary
     }
 
@@ -179,7 +183,9 @@ final class Chain {
                 threads: 2),
             store: store, logger: Logger(label: "biz-server", sink: logs))
         let bizPort = try biz.start()
-        return Chain(directory: directory, up: up, biz: biz, store: store, bizURL: "http://127.0.0.1:\(bizPort)", binary: binary)
+        return Chain(
+            directory: directory, up: up, biz: biz, store: store, bizURL: "http://127.0.0.1:\(bizPort)",
+            upURL: "http://127.0.0.1:\(upPort)", binary: binary)
     }
 
     /// Starts the servers, runs `body`, stops them and removes the work directory whatever happened.

@@ -7,7 +7,10 @@ import Testing
     static let base = Checkpoint(
         uploadProtocol: .v1, upHost: "http://a", bucket: "demo", scope: "demo:k", key: "k", filePath: "/f", file: facts,
         blockSize: 4 << 20, chunkSize: 1 << 20, partSize: 4 << 20,
-        blocks: [.init(context: "c", offset: 4 << 20, crc32: 1, expiresAt: 1000), .empty])
+        blocks: [
+            .init(context: "c", offset: 4 << 20, crc32: 1, expiresAt: 1000, blockCRC32: 1, sha1: String(repeating: "ab", count: 20)),
+            .empty,
+        ])
     static let expected = Checkpoint.Expectation(
         uploadProtocol: .v1, upHosts: ["http://a", "http://b"], scope: "demo:k", key: "k", filePath: "/f",
         chunkSize: 1 << 20, partSize: 4 << 20)
@@ -58,6 +61,30 @@ import Testing
         expected.partSize = 8 << 20
         guard case .settingsChanged? = v2.validate(against: Self.facts, request: expected, now: 500) else {
             Issue.record("part size change not seen"); return
+        }
+    }
+
+    /// Version 2 checkpoints carry the hashes of the bytes sent: a complete block without its
+    /// SHA-1, a started one without its CRC-32 or a v2 part without its digest cannot be resumed.
+    @Test func aCheckpointWithoutTheHashesOfTheBytesSentIsCorrupt() {
+        var noSHA1 = Self.base
+        noSHA1.blocks?[0].sha1 = nil
+        var noCRC = Self.base
+        noCRC.blocks?[1] = .init(context: "d", offset: 1 << 20, crc32: 1, expiresAt: 1000)
+        var v2 = Self.base
+        v2.uploadProtocol = .v2
+        v2.uploadID = "u"
+        v2.uploadExpiresAt = 600
+        v2.parts = [.init(number: 1, etag: "e", digest: nil)]
+        var expected = Self.expected
+        for (checkpoint, name) in [(noSHA1, "sha1"), (noCRC, "crc")] {
+            guard case .corrupt? = checkpoint.validate(against: Self.facts, request: Self.expected, now: 500) else {
+                Issue.record("\(name): accepted"); continue
+            }
+        }
+        expected.uploadProtocol = .v2
+        guard case .corrupt? = v2.validate(against: Self.facts, request: expected, now: 500) else {
+            Issue.record("v2 part without digest accepted"); return
         }
     }
 

@@ -1,7 +1,11 @@
+import NativeCrypto
 import Testing
 @testable import UpClient
 
 @Suite struct ResumableUploadTests {
+    /// A stand-in part digest (20 bytes) for part `number`.
+    static func digest(_ number: Int) -> [UInt8] { [UInt8](repeating: UInt8(number), count: 20) }
+
     /// Runs the machine to completion, accepting every chunk, and returns the action transcript.
     static func transcript(size: Int64, chunk: Int, concurrency: Int) -> [ResumableUpload.Action] {
         var machine = ResumableUpload(fileSize: size, chunkSize: chunk, concurrency: concurrency)
@@ -19,7 +23,7 @@ import Testing
                 switch done {
                 case .makeBlock(let index, _, let range), .putChunk(let index, _, _, let range):
                     let offset = Int(range.upperBound - Int64(index) * ResumableUpload.blockSize)
-                    machine.handle(.chunkAccepted(index: index, context: "c\(index)-\(offset)", offset: offset, crc32: 1, expiresAt: 9))
+                    machine.handle(.chunkAccepted(index: index, context: "c\(index)-\(offset)", offset: offset, crc32: 1, expiresAt: 9, hash: .init(crc32: 1)))
                 default: Issue.record("unexpected \(done)")
                 }
             case .makeFile:
@@ -68,7 +72,7 @@ import Testing
     @Test func anExpiredContextRedoesTheBlock() {
         var machine = ResumableUpload(fileSize: 5 << 20, chunkSize: 2 << 20, concurrency: 1)
         #expect(machine.nextAction() == .makeBlock(index: 0, blockSize: 4 << 20, range: 0..<(2 << 20)))
-        machine.handle(.chunkAccepted(index: 0, context: "a", offset: 2 << 20, crc32: 0, expiresAt: 1))
+        machine.handle(.chunkAccepted(index: 0, context: "a", offset: 2 << 20, crc32: 0, expiresAt: 1, hash: .init(crc32: 0)))
         #expect(machine.nextAction() == .putChunk(index: 0, context: "a", offset: 2 << 20, range: (2 << 20)..<(4 << 20)))
         machine.handle(.contextExpired(index: 0))
         #expect(machine.nextAction() == .makeBlock(index: 0, blockSize: 4 << 20, range: 0..<(2 << 20)))
@@ -102,14 +106,14 @@ import Testing
         #expect(machine.nextAction() == .putPart(uploadID: "u", number: 1, range: 0..<(3 << 20)))
         #expect(machine.nextAction() == .putPart(uploadID: "u", number: 2, range: (3 << 20)..<(6 << 20)))
         #expect(machine.nextAction() == .wait)
-        machine.handle(.partAccepted(number: 2, etag: "e2"))
+        machine.handle(.partAccepted(number: 2, etag: "e2", digest: ResumableUploadTests.digest(2)))
         #expect(machine.nextAction() == .putPart(uploadID: "u", number: 3, range: (6 << 20)..<(9 << 20)))
-        machine.handle(.partAccepted(number: 3, etag: "e3"))
+        machine.handle(.partAccepted(number: 3, etag: "e3", digest: ResumableUploadTests.digest(3)))
         #expect(machine.nextAction() == .putPart(uploadID: "u", number: 4, range: (9 << 20)..<(10 << 20)))
-        machine.handle(.partAccepted(number: 4, etag: "e4"))
+        machine.handle(.partAccepted(number: 4, etag: "e4", digest: ResumableUploadTests.digest(4)))
         #expect(machine.nextAction() == .wait)
-        machine.handle(.partAccepted(number: 1, etag: "e1"))
-        #expect(machine.nextAction() == .complete(uploadID: "u", parts: (1...4).map { .init(number: $0, etag: "e\($0)") }))
+        machine.handle(.partAccepted(number: 1, etag: "e1", digest: ResumableUploadTests.digest(1)))
+        #expect(machine.nextAction() == .complete(uploadID: "u", parts: (1...4).map { .init(number: $0, etag: "e\($0)", digest: Hex.encode(ResumableUploadTests.digest($0))) }))
         machine.handle(.completed)
         #expect(machine.nextAction() == .finished)
     }

@@ -7,7 +7,7 @@ import Testing
     static let table: [(status: Int, expected: String)] = [
         (200, "success"), (204, "success"), (400, "fail"), (401, "fail"), (403, "fail"), (404, "fail"), (406, "fail"),
         (408, "retry-same"), (413, "fail"), (429, "retry-same"), (500, "retry-next"), (502, "retry-next"),
-        (503, "retry-next"), (504, "retry-next"), (599, "retry-next"), (501, "fail"), (573, "fail"), (579, "fail"),
+        (503, "retry-next"), (504, "retry-next"), (599, "retry-next"), (501, "fail"), (573, "fail"), (579, "stored"),
         (612, "redo"), (614, "fail"), (631, "fail"), (701, "redo"),
     ]
 
@@ -18,6 +18,7 @@ import Testing
         case .success: "success"
         case .fail: "fail"
         case .redo: "redo"
+        case .storedCallbackFailed: "stored"
         case .retry(_, let next): next ? "retry-next" : "retry-same"
         }
         #expect(name == row.expected, "status \(row.status)")
