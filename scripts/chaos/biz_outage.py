@@ -76,7 +76,10 @@ def upload_through_outage(suite, chain, bins, uploads):
                 "--up-host", chain.up.url, "--no-checkpoint", "--json"]
         run = lib.CliRun(argv, os.path.join(suite.work, f"s{u['i']}.jsonl"))
         status = run.wait(timeout=120)
-        results[u["i"]] = (status, run.event("done"), (run.event("error") or {}).get("message", ""), time.time() - t0)
+        # up-cli reports a 579 as exit 6 with a "stored" event (the object is stored; issue 10 item 7).
+        stored = run.event("stored") if status == 6 else None
+        message = (run.event("error") or {}).get("message", "") or (f"579 {stored.get('callbackError', '')}" if stored else "")
+        results[u["i"]] = (status, run.event("done"), message, time.time() - t0)
 
     threads = []
     for u in uploads:

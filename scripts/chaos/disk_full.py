@@ -147,16 +147,19 @@ class DiskFull:
         forms = 4 if self.args.short else 6
         plan += [("form", min(3 * MiB, int(budget * 0.35 / forms * self.rnd.uniform(0.7, 1.0)))) for _ in range(forms)]
         jobs = [self.job(f"r{rno}-{i}-{proto}", proto, size, self.args.seed * 1000 + rno * 100 + i,
-                         MiB if proto == "v1" else 2 * MiB, max(256 << 10, size // 6) if i < 2 else None)
-                for i, (proto, size) in enumerate(plan)]  # the first v1 and v2 rate-limited: ~6 s each
+                         MiB if proto == "v1" else 2 * MiB, max(256 << 10, size // 12) if i < 2 else None)
+                for i, (proto, size) in enumerate(plan)]  # the first v1 and v2 rate-limited: ~12 s each
         log_mark = os.path.getsize(self.up.log_path)
         # The resumable ones first, until each holds an acknowledged chunk (so a pause leaves a
         # checkpoint worth resuming) or the space is nearly gone; then the form uploads.
-        first = [(job, job.start()) for job in jobs if job.proto != "form"]
+        # --limit-rate paces the first chunk too: the rate-limited ones start alone, so the others
+        # cannot fill the disk before their first chunk is acknowledged.
+        first = [(job, job.start()) for job in jobs if job.pausable]
         deadline = time.time() + 15
         while time.time() < deadline and self.tmpfs.free() > 2 * MiB and \
-                not all(lib.checkpoint_acknowledged(job.checkpoint) > 0 for job, _ in first if job.pausable):
+                not all(lib.checkpoint_acknowledged(job.checkpoint) > 0 for job, _ in first):
             time.sleep(0.02)
+        first += [(job, job.start()) for job in jobs if job.proto != "form" and not job.pausable]
         first += [(job, job.start()) for job in jobs if job.proto == "form"]
         # Until the space runs out (the first 503, or the disk nearly full) or everything ended.
         deadline = time.time() + 40
