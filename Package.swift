@@ -39,38 +39,44 @@ let package = Package(
 
         // MARK: Native — the only importers of C, the only users of Unsafe*
         .target(name: "NativeCrypto", dependencies: ["CLibCrypto", "CZlib"], swiftSettings: native),
+        .target(name: "NativeOS", swiftSettings: native),
         .target(name: "NativeStore", dependencies: ["CSQLite3"], swiftSettings: native),
-        .target(name: "NativeHTTP", dependencies: ["CMicroHTTPD"], swiftSettings: native),
+        .target(name: "NativeHTTP", dependencies: ["CMicroHTTPD", "NativeOS"], swiftSettings: native),
         .target(name: "NativeCurl", dependencies: ["CCurl"], swiftSettings: native),
+        // Test-only (linked by TestSupport and test targets, never by a product): raw sockets.
+        .target(name: "NativeTestSupport", swiftSettings: native),
 
         // MARK: Safe layers
         .target(name: "Basics", swiftSettings: safeOnly),
         .target(name: "UpCore", dependencies: ["NativeCrypto"], swiftSettings: safeOnly),
-        .target(name: "HTTPKit", dependencies: ["NativeHTTP", "Basics"], swiftSettings: safeOnly),
+        .target(name: "HTTPKit", dependencies: ["NativeHTTP", "NativeOS", "Basics"], swiftSettings: safeOnly),
         .target(name: "HTTPTransport", dependencies: ["NativeCurl", "Basics"], swiftSettings: safeOnly),
         .target(
             name: "BizServer",
-            dependencies: ["UpCore", "HTTPKit", "NativeStore", "NativeCrypto", "Basics"],
+            dependencies: ["UpCore", "HTTPKit", "NativeStore", "NativeOS", "NativeCrypto", "Basics"],
             swiftSettings: safeOnly
         ),
         .target(
             name: "UpServer",
-            dependencies: ["UpCore", "HTTPKit", "HTTPTransport", "NativeStore", "NativeCrypto", "Basics"],
+            dependencies: ["UpCore", "HTTPKit", "HTTPTransport", "NativeStore", "NativeOS", "NativeCrypto", "Basics"],
             swiftSettings: safeOnly
         ),
         .target(name: "UpClient", dependencies: ["UpCore", "HTTPTransport", "Basics"], swiftSettings: safeOnly),
         .target(
-            name: "TestSupport", dependencies: ["HTTPKit", "HTTPTransport", "Basics", "UpCore", "UpServer"],
+            name: "TestSupport",
+            dependencies: ["HTTPKit", "HTTPTransport", "Basics", "UpCore", "UpServer", "BizServer", "NativeTestSupport"],
             swiftSettings: safeOnly),
 
         // MARK: Executables — parse arguments, load Config/*.json, run
         .executableTarget(name: "biz-server", dependencies: ["BizServer", "Basics"], swiftSettings: safeOnly),
         .executableTarget(name: "up-server", dependencies: ["UpServer", "Basics"], swiftSettings: safeOnly),
-        .executableTarget(name: "up-cli", dependencies: ["UpClient", "UpCore", "HTTPTransport", "Basics"], swiftSettings: safeOnly),
+        .executableTarget(
+            name: "up-cli", dependencies: ["UpClient", "UpCore", "HTTPTransport", "NativeOS", "Basics"], swiftSettings: safeOnly),
 
         // MARK: Tests — one per module, same name + "Tests"
         .testTarget(name: "NativeCryptoTests", dependencies: ["NativeCrypto"], swiftSettings: common),
         .testTarget(name: "NativeStoreTests", dependencies: ["NativeStore"], swiftSettings: common),
+        .testTarget(name: "NativeOSTests", dependencies: ["NativeOS"], swiftSettings: common),
         .testTarget(name: "BasicsTests", dependencies: ["Basics", "TestSupport"], swiftSettings: safeOnly),
         .testTarget(
             name: "UpCoreTests",
@@ -78,14 +84,17 @@ let package = Package(
             resources: [.copy("Vectors/vectors.json")],
             swiftSettings: safeOnly
         ),
-        .testTarget(name: "HTTPKitTests", dependencies: ["HTTPKit", "NativeHTTP", "TestSupport"], swiftSettings: safeOnly),
         .testTarget(
-            name: "HTTPTransportTests", dependencies: ["HTTPTransport", "HTTPKit", "Basics", "TestSupport"],
+            name: "HTTPKitTests", dependencies: ["HTTPKit", "NativeHTTP", "NativeTestSupport", "TestSupport"],
+            swiftSettings: safeOnly),
+        .testTarget(
+            name: "HTTPTransportTests", dependencies: ["HTTPTransport", "HTTPKit", "Basics", "NativeTestSupport", "TestSupport"],
             swiftSettings: safeOnly),
         .testTarget(
             name: "UpServerTests",
             dependencies: [
-                "UpServer", "UpCore", "HTTPKit", "HTTPTransport", "NativeStore", "NativeCrypto", "NativeHTTP", "Basics", "TestSupport",
+                "UpServer", "UpCore", "HTTPKit", "HTTPTransport", "NativeStore", "NativeOS", "NativeCrypto", "NativeHTTP", "Basics",
+                "TestSupport",
             ],
             swiftSettings: safeOnly
         ),
@@ -99,6 +108,9 @@ let package = Package(
             dependencies: ["BizServer", "UpServer", "UpClient", "UpCore", "NativeCrypto", "HTTPTransport", "Basics", "TestSupport"],
             swiftSettings: safeOnly
         ),
+        .testTarget(
+            name: "ServerShellTests", dependencies: ["TestSupport", "UpCore", "NativeCrypto", "NativeTestSupport"],
+            swiftSettings: safeOnly),
         .testTarget(
             name: "BizServerTests",
             dependencies: ["BizServer", "UpCore", "HTTPKit", "NativeCrypto", "NativeStore", "Basics", "TestSupport"],

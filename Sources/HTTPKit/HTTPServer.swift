@@ -1,10 +1,7 @@
 public import Basics
-internal import Dispatch
 internal import NativeHTTP
+internal import NativeOS
 import Synchronization
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// An HTTP/1.1 server: libmicrohttpd underneath, a ``Router`` on top.
 ///
@@ -12,7 +9,7 @@ import Glibc
 /// var router = Router()
 /// router.get("/health") { _, _ in .json(raw: Array(#"{"ok":true}"#.utf8)) }
 /// let server = HTTPServer(configuration: .init(port: 8080), router: router, logger: log)
-/// try await server.run()   // until SIGINT/SIGTERM, then drains
+/// try server.start()
 /// ```
 ///
 /// Every response carries `X-Reqid`, defaults to `Content-Type: application/json`, is written to
@@ -77,15 +74,6 @@ public final class HTTPServer: Sendable {
         }
     }
 
-    /// Starts (if needed), then waits for SIGINT or SIGTERM and shuts down gracefully.
-    public func run() async throws {
-        try start()
-        ProcessSignals.ignore([SIGINT, SIGTERM])
-        let received = await Self.waitForSignal([SIGINT, SIGTERM])
-        processor.logger.info("signal received, shutting down", ["signal": .int(Int64(received))])
-        await shutdown()
-    }
-
     /// Stops accepting connections, lets in-flight requests finish for up to the grace period,
     /// answers any still running with 503, then stops. Idempotent.
     public func shutdown() async {
@@ -112,24 +100,5 @@ public final class HTTPServer: Sendable {
         public var host: String
         /// The configured port.
         public var port: Int
-    }
-
-    private static func waitForSignal(_ signals: [Int32]) async -> Int32 {
-        let once = Mutex<CheckedContinuation<Int32, Never>?>(nil)
-        let sources = signals.map { DispatchSource.makeSignalSource(signal: $0, queue: .global()) }
-        let number = await withCheckedContinuation { continuation in
-            once.withLock { $0 = continuation }
-            for (source, signal) in zip(sources, signals) {
-                source.setEventHandler {
-                    once.withLock { pending in
-                        pending?.resume(returning: signal)
-                        pending = nil
-                    }
-                }
-                source.resume()
-            }
-        }
-        for source in sources { source.cancel() }
-        return number
     }
 }

@@ -1,4 +1,5 @@
 public import Basics
+internal import NativeOS
 import Synchronization
 
 /// The HTTP server a service starts once and stops once, and the port it bound — the part of
@@ -30,7 +31,10 @@ public final class HTTPServerHost: Sendable {
     /// Serves until SIGINT/SIGTERM, then shuts down gracefully (nothing if never started).
     public func run() async throws {
         guard let started = server.withLock({ $0 }) else { return }
-        try await started.run()
+        let (signals, observation) = ProcessSignals.stream([.interrupt, .terminate])
+        for await _ in signals { break }
+        observation.cancel()
+        await started.shutdown()
     }
 
     /// Stops accepting, lets in-flight requests finish, stops (nothing if never started).

@@ -1,7 +1,7 @@
 import Basics
 import Foundation
 import HTTPKit
-import NativeHTTP
+import NativeTestSupport
 import TestSupport
 import Testing
 
