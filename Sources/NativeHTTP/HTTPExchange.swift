@@ -31,6 +31,8 @@ public final class HTTPExchange: Sendable {
         var suspended = false
         var closed = false
         var discardedBytes = 0
+        /// The response went out on the socket while the body was still arriving (``EarlyResponse``).
+        var answeredEarly = false
         var waiter: CheckedContinuation<[UInt8]?, any Error>?
         var inline: InlineCollector?
     }
@@ -164,7 +166,31 @@ public final class HTTPExchange: Sendable {
     // MARK: MHD side (worker thread of this connection only)
 
     /// Takes a body piece. Returns `false` when the connection should be closed.
+    ///
+    /// A response given before the body has ended (413 as the limit is passed, or a handler that
+    /// refuses early) is written here at once, by ``EarlyResponse``: MHD itself could only send it
+    /// after the whole body, which for a large one never comes.
     func receive(_ piece: [UInt8]) -> Bool {
+        let keepOpen = take(piece)
+        let early = state.withLock { s -> RawResponse? in
+            guard s.responded, !s.answeredEarly, let response = s.pendingResponse else { return nil }
+            s.pendingResponse = nil
+            s.answeredEarly = true
+            return response
+        }
+        guard let early else { return keepOpen }
+        guard EarlyResponse.write(early, to: unsafe cmhd_connection_fd(connection.pointer)) else {
+            Self.dispose(early)
+            return false
+        }
+        return keepOpen
+    }
+
+    /// Whether the response was written by ``receive(_:)`` while the body still arrived: the
+    /// connection must then be closed once the body has been discarded (MHD knows nothing of it).
+    var wasAnsweredEarly: Bool { state.withLock { $0.answeredEarly } }
+
+    private func take(_ piece: [UInt8]) -> Bool {
         var tooLarge: (@Sendable (InlineBody) -> Void)?
         let (keepOpen, waiter) = state.withLock { s -> (Bool, CheckedContinuation<[UInt8]?, any Error>?) in
             s.receivedBytes += piece.count
