@@ -51,14 +51,18 @@ let package = Package(
         .target(name: "UpCore", dependencies: ["NativeCrypto"], swiftSettings: safeOnly),
         .target(name: "HTTPKit", dependencies: ["NativeHTTP", "NativeOS", "Basics"], swiftSettings: safeOnly),
         .target(name: "HTTPTransport", dependencies: ["NativeCurl", "Basics"], swiftSettings: safeOnly),
+        // The one server shell: configuration files, command line, listen/signals/drain/stop.
+        .target(name: "ServerShell", dependencies: ["HTTPKit", "NativeOS", "UpCore", "Basics"], swiftSettings: safeOnly),
         .target(
             name: "BizServer",
-            dependencies: ["UpCore", "HTTPKit", "NativeStore", "NativeOS", "NativeCrypto", "Basics"],
+            dependencies: ["UpCore", "HTTPKit", "ServerShell", "NativeStore", "NativeOS", "NativeCrypto", "Basics"],
             swiftSettings: safeOnly
         ),
         .target(
             name: "UpServer",
-            dependencies: ["UpCore", "HTTPKit", "HTTPTransport", "NativeStore", "NativeOS", "NativeCrypto", "Basics"],
+            dependencies: [
+                "UpCore", "HTTPKit", "HTTPTransport", "ServerShell", "NativeStore", "NativeOS", "NativeCrypto", "Basics",
+            ],
             swiftSettings: safeOnly
         ),
         .target(name: "UpClient", dependencies: ["UpCore", "HTTPTransport", "Basics"], swiftSettings: safeOnly),
@@ -68,8 +72,8 @@ let package = Package(
             swiftSettings: safeOnly),
 
         // MARK: Executables — parse arguments, load Config/*.json, run
-        .executableTarget(name: "biz-server", dependencies: ["BizServer", "Basics"], swiftSettings: safeOnly),
-        .executableTarget(name: "up-server", dependencies: ["UpServer", "Basics"], swiftSettings: safeOnly),
+        .executableTarget(name: "biz-server", dependencies: ["BizServer", "ServerShell"], swiftSettings: safeOnly),
+        .executableTarget(name: "up-server", dependencies: ["UpServer", "ServerShell"], swiftSettings: safeOnly),
         .executableTarget(
             name: "up-cli", dependencies: ["UpClient", "UpCore", "HTTPTransport", "NativeOS", "Basics"], swiftSettings: safeOnly),
 
@@ -109,7 +113,8 @@ let package = Package(
             swiftSettings: safeOnly
         ),
         .testTarget(
-            name: "ServerShellTests", dependencies: ["TestSupport", "UpCore", "NativeCrypto", "NativeTestSupport"],
+            name: "ServerShellTests",
+            dependencies: ["ServerShell", "HTTPKit", "Basics", "TestSupport", "UpCore", "NativeCrypto", "NativeTestSupport"],
             swiftSettings: safeOnly),
         .testTarget(
             name: "BizServerTests",

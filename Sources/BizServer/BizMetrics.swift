@@ -1,7 +1,7 @@
 import Basics
-import HTTPKit
 
-/// Biz-server's metric families (`GET /metrics`), declared once.
+/// Biz-server's own metric families (`GET /metrics`), declared once; the HTTP ones are the
+/// shell's (`HTTPMetrics`, prefix `upgate_biz`).
 struct BizMetrics: Sendable {
     let registry: Metrics
     let tokensIssued: Counter
@@ -10,8 +10,6 @@ struct BizMetrics: Sendable {
     let callbacksDuplicate: Counter
     let callbacksRejected: Counter
     let storeErrors: Counter
-    let requestDuration: Histogram
-    let responses: Counter
 
     init(_ registry: Metrics) {
         self.registry = registry
@@ -25,15 +23,5 @@ struct BizMetrics: Sendable {
         callbacksRejected = registry.counter(
             "upgate_biz_callbacks_rejected_total", "Callbacks refused, by reason.", labels: ["reason"])
         storeErrors = registry.counter("upgate_biz_store_errors_total", "Upload store operations that failed.")
-        requestDuration = registry.histogram(
-            "upgate_biz_http_request_duration_seconds", "HTTP request latency.", labels: ["method", "route"])
-        responses = registry.counter(
-            "upgate_biz_http_responses_total", "HTTP responses, by route and status.", labels: ["route", "status"])
-    }
-
-    /// Feeds the HTTP server's per-response events into the latency histogram and status counter.
-    func observe(_ event: ResponseEvent) {
-        requestDuration.observe(event.duration, [event.method.rawValue, event.route])
-        responses.increment([event.route, String(event.status)])
     }
 }

@@ -1,6 +1,8 @@
 public import Basics
 public import HTTPKit
 import NativeCrypto
+public import ServerShell
+import Synchronization
 import UpCore
 
 /// The app's backend piece of the upload chain: issues UpTokens to authenticated API clients and
@@ -14,17 +16,25 @@ import UpCore
 ///
 /// Endpoints (documented in `Config/openapi/biz-server.json`): `POST /v1/uptoken`,
 /// `POST /v1/callback`, `GET /v1/uploads`, `GET /v1/uploads/:id`, `GET /healthz`, `GET /metrics`.
-public final class BizServer: Sendable {
-    /// The configuration the server was built with.
-    public let configuration: BizServerConfiguration
-    /// The metrics registry served at `/metrics`.
-    public let metrics: Metrics
-    /// All routes; usable in-process without a socket (`router.respond(to:logger:)`).
-    public let router: Router
+/// It runs in the shared shell (`ServiceHost`); a reload (SIGHUP) rebuilds the routes from the
+/// new configuration (clients, keys, up hosts, limits) and swaps them in.
+public final class BizServer: HostedService {
+    /// The store, clock and metrics every version of the routes shares.
+    private struct Parts: Sendable {
+        let store: any UploadRecordStore
+        let clock: any WallClock
+        let metrics: BizMetrics
+        let boundPort: BoundPort
+    }
 
-    private let logger: Logger
-    private let bizMetrics: BizMetrics
-    private let http = HTTPServerHost()
+    /// The registry served at `/metrics`.
+    public let metrics: Metrics
+    /// The shell that serves the routes.
+    public let host: ServiceHost
+
+    private let parts: Parts
+    /// The configuration in force and its rate limiter (kept across reloads that keep the rate).
+    private let current: Mutex<(configuration: BizServerConfiguration, limiter: RateLimiter)>
 
     /// Builds the server; nothing listens until ``start()`` or ``run()``.
     ///
@@ -40,66 +50,107 @@ public final class BizServer: Sendable {
         logger: Logger,
         metrics: Metrics = Metrics()
     ) {
-        self.configuration = configuration
         self.metrics = metrics
-        self.logger = logger
-        let bizMetrics = BizMetrics(metrics)
-        self.bizMetrics = bizMetrics
+        let parts = Parts(store: store, clock: clock, metrics: BizMetrics(metrics), boundPort: BoundPort())
+        self.parts = parts
+        let limiter = RateLimiter(configuration.rateLimit)
+        current = Mutex((configuration, limiter))
+        let http = HTTPMetrics(metrics, prefix: "upgate_biz")
+        host = ServiceHost(
+            for: configuration, router: Self.routes(configuration, limiter: limiter, parts: parts), logger: logger,
+            observer: { http.observe($0) }, boundPort: parts.boundPort,
+            announce: { [parts] in
+                [("callbackUrl", .string(Self.callbackURL(configuration, parts.boundPort)))]
+            })
+    }
+
+    /// Opens the production store, `<dataDirectory>/uploads.sqlite3`, and builds the server.
+    public static func open(configuration: BizServerConfiguration, logger: Logger) throws -> BizServer {
+        let store = try SQLiteUploadRecordStore(
+            path: configuration.dataDirectory + "/uploads.sqlite3", durableWrites: configuration.durableWrites)
+        return BizServer(configuration: configuration, store: store, logger: logger)
+    }
+
+    /// The configuration in force (the last one reloaded).
+    public var configuration: BizServerConfiguration { current.withLock { $0.configuration } }
+
+    /// All routes; usable in-process without a socket (`router.respond(to:logger:)`).
+    public var router: Router { host.router }
+
+    /// The callback URL put into tokens: `publicBaseURL` when configured, else derived from the
+    /// listen address and the port actually bound (so `--port 0` and `--port N` both work).
+    public var callbackURL: String { Self.callbackURL(configuration, parts.boundPort) }
+
+    private static func callbackURL(_ configuration: BizServerConfiguration, _ port: BoundPort) -> String {
+        port.baseURL(publicBaseURL: configuration.publicBaseURL, host: configuration.host,
+                     configuredPort: Int(configuration.port))() + "/v1/callback"
+    }
+
+    /// The routes for `configuration`: rebuilt on every reload, over the same store and metrics.
+    private static func routes(_ configuration: BizServerConfiguration, limiter: RateLimiter, parts: Parts) -> Router {
         let mac = HMACSHA1(key: Array(configuration.secretKey.utf8))
         let clients = ClientDirectory(configuration.clients)
-        let callbackURL = Self.callbackURLProvider(configuration, http.boundPort)
-
+        let boundPort = parts.boundPort
         var router = Router()
         TokenController(
-            clients: clients, limiter: RateLimiter(configuration.rateLimit),
+            clients: clients, limiter: limiter,
             issuer: TokenIssuer(accessKey: configuration.accessKey, mac: mac, upHosts: configuration.upHosts),
-            clock: clock, metrics: bizMetrics, callbackURL: callbackURL
+            clock: parts.clock, metrics: parts.metrics, callbackURL: { callbackURL(configuration, boundPort) }
         ).register(on: &router)
         CallbackController(
             authenticator: CallbackAuthenticator(
                 verifier: CallbackVerifier(keys: KeyRing(macs: [configuration.accessKey: mac])),
                 replay: configuration.replay),
-            store: store, clock: clock, metrics: bizMetrics
+            store: parts.store, clock: parts.clock, metrics: parts.metrics
         ).register(on: &router)
-        UploadsController(clients: clients, store: store, metrics: bizMetrics).register(on: &router)
-        OperationsController(store: store, metrics: bizMetrics).register(on: &router)
-        self.router = router
-    }
-
-    /// The callback URL put into tokens: `publicBaseURL` when configured, else derived from the
-    /// listen address and the port actually bound (so `--port 0` and `--port N` both work).
-    public var callbackURL: String { Self.callbackURLProvider(configuration, http.boundPort)() }
-
-    private static func callbackURLProvider(
-        _ configuration: BizServerConfiguration, _ boundPort: BoundPort
-    ) -> @Sendable () -> String {
-        let base = boundPort.baseURL(
-            publicBaseURL: configuration.publicBaseURL, host: configuration.host, configuredPort: Int(configuration.port))
-        return { base() + "/v1/callback" }
+        UploadsController(clients: clients, store: parts.store, metrics: parts.metrics).register(on: &router)
+        let store = parts.store
+        let metrics = parts.metrics
+        OperationsRoutes(
+            check: {
+                do {
+                    // An indexed point lookup: proves the store answers without scanning it.
+                    _ = try await store.upload(id: "healthz")
+                } catch {
+                    metrics.storeErrors.increment()
+                    throw error
+                }
+            },
+            unavailable: "store unavailable", registry: metrics.registry
+        ).register(on: &router)
+        return router
     }
 
     /// Starts listening; returns the bound port.
     @discardableResult
-    public func start() throws -> Int {
-        let port = try http.start(
-            HTTPServer.Configuration(
-                host: configuration.host, port: Int(configuration.port),
-                threadCount: HTTPServerHost.threadCount(configuration.threads)
-            ).with(configuration.connections),
-            router: router, logger: logger, observer: { [bizMetrics] in bizMetrics.observe($0) })
-        logger.info("biz-server listening", ["host": .string(configuration.host), "port": .int(Int64(port)),
-                                             "callbackUrl": .string(callbackURL)])
-        return port
-    }
+    public func start() throws(HTTPServer.StartError) -> Int { try host.start() }
 
     /// Starts (if needed) and serves until SIGINT/SIGTERM, then shuts down gracefully.
-    public func run() async throws {
-        if !http.isStarted { try start() }
-        try await http.run()
-    }
+    public func run() async throws(HTTPServer.StartError) { try await host.run() }
 
     /// Stops accepting, lets in-flight requests finish, stops.
-    public func shutdown() async {
-        await http.shutdown()
+    public func shutdown() async { await host.shutdown() }
+
+    /// Applies a reloaded configuration: clients, keys, up hosts, public URL, rate limit and
+    /// replay window take effect for the next request; the rest waits for a restart.
+    public func reload(_ configuration: BizServerConfiguration) throws(ConfigurationError) -> ReloadSummary {
+        let (old, router) = current.withLock { state -> (BizServerConfiguration, Router) in
+            let old = state.configuration
+            if configuration.rateLimit != old.rateLimit { state.limiter = RateLimiter(configuration.rateLimit) }
+            state.configuration = configuration
+            return (old, Self.routes(configuration, limiter: state.limiter, parts: parts))
+        }
+        host.router = router
+        let clients = ReloadSummary.difference(
+            from: Dictionary(old.clients.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first }),
+            to: Dictionary(configuration.clients.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first }))
+        return ReloadSummary(
+            changes: [
+                ("clientsAdded", .string(clients.added)), ("clientsRemoved", .string(clients.removed)),
+                ("clientsChanged", .string(clients.changed)),
+                ("accessKey", .string(old.accessKey == configuration.accessKey ? "unchanged" : "changed")),
+                ("secretKey", .string(old.secretKey == configuration.secretKey ? "unchanged" : "changed")),
+            ],
+            needsRestart: old.restartOnlyDifferences(to: configuration))
     }
 }

@@ -3,7 +3,7 @@ public import HTTPKit
 
 /// Everything up-server needs to run. Defaults are for local development on loopback.
 ///
-/// Only `main.swift` reads files and the environment; JSON loading lives in
+/// Only the shell (`ServiceHost.main`) reads files and the environment; JSON loading lives in
 /// `UpServerConfiguration+JSON.swift` with every key and its default.
 public struct UpServerConfiguration: Sendable {
     /// Listen address. Default `127.0.0.1`.
@@ -73,9 +73,9 @@ public struct UpServerConfiguration: Sendable {
     }
 
     /// How callbacks are signed, sent and retried.
-    public struct Callback: Sendable {
+    public struct Callback: Sendable, Equatable {
         /// Signature scheme of callback requests.
-        public enum Scheme: String, Sendable, Codable {
+        public enum Scheme: String, Sendable, Codable, CaseIterable {
             /// `QBox AK:sign` — what every SDK verifier accepts (spec §3.2). The default.
             case qbox
             /// `Qiniu AK:sign` with a signed `X-Qiniu-Date` (spec §3.3).
@@ -115,7 +115,10 @@ public struct UpServerConfiguration: Sendable {
 
     /// Checks invariants; throws a message naming the setting.
     public func validate() throws(ConfigurationError) {
-        guard !keys.isEmpty else { throw ConfigurationError("at least one accessKey/secretKey pair is needed") }
+        guard !keys.isEmpty else {
+            throw ConfigurationError(
+                "no key pair: list \"keys\" in the configuration file or set UPGATE_ACCESS_KEY and UPGATE_SECRET_KEY")
+        }
         for (accessKey, secretKey) in keys where accessKey.isEmpty || accessKey.contains(":") || secretKey.isEmpty {
             throw ConfigurationError("access keys must be non-empty without ':' and have a secret key")
         }

@@ -6,8 +6,13 @@ import UpCore
 /// Checks upload tokens in the order of qiniu-protocol.md §1.2: present, well-formed and signed
 /// by a known AccessKey, not expired, for a bucket that exists.
 struct UploadAuthorizer: Sendable {
-    let keys: KeyRing
-    let buckets: Set<String>
+    /// The keys and buckets in force (replaced by a configuration reload).
+    let credentials: UpCredentials
+
+    /// The accepted AccessKeys.
+    var keys: KeyRing { credentials.keys }
+    /// The buckets that exist.
+    var buckets: Set<String> { credentials.buckets }
 
     /// A token from an `Authorization: UpToken <token>` header (resumable uploads).
     func authorize(header: String?, now: Int64) throws(UpError) -> UpToken {
@@ -22,8 +27,8 @@ struct UploadAuthorizer: Sendable {
     }
 
     private func authorize(token: String, now: Int64) throws(UpError) -> UpToken {
-        let verified = try UpToken.verify(token, keys: keys, now: now)
-        guard buckets.contains(verified.policy.bucket) else {
+        let verified = try UpToken.verify(token, keys: credentials.keys, now: now)
+        guard credentials.buckets.contains(verified.policy.bucket) else {
             throw UpError(.noSuchBucket, detail: verified.policy.bucket)
         }
         // One id joins token → chunks → mkfile → callback in the logs (DESIGN.md, "Secrets").

@@ -15,13 +15,14 @@ struct ManagementController: Sendable {
     static let maxListLimit = 1000
 
     let services: UpServices
-    let authenticator: ManagementAuthenticator
 
-    /// Creates the controller; keys come from the configuration.
+    /// Creates the controller.
     init(services: UpServices) {
         self.services = services
-        authenticator = ManagementAuthenticator(keys: KeyRing(services.configuration.keys))
     }
+
+    /// Checks management signatures with the keys in force (a reload may change them).
+    var authenticator: ManagementAuthenticator { ManagementAuthenticator(keys: services.authorizer.keys) }
 
     /// Adds the routes.
     func register(on router: inout Router) {
@@ -112,7 +113,7 @@ struct ManagementController: Sendable {
         guard let encoded = request.parameters["entry"], let entry = EncodedEntryURI.decode(encoded),
             let key = entry.key
         else { throw UpError(.badRequest, detail: "bad EncodedEntryURI") }
-        guard services.configuration.buckets.contains(entry.bucket) else {
+        guard services.authorizer.buckets.contains(entry.bucket) else {
             throw UpError(.noSuchBucket, detail: entry.bucket)
         }
         guard let object = try await services.index.object(bucket: entry.bucket, key: key) else {
