@@ -98,7 +98,7 @@ let package = Package(
             name: "UpServerTests",
             dependencies: [
                 "UpServer", "UpCore", "HTTPKit", "HTTPTransport", "NativeStore", "NativeOS", "NativeCrypto", "NativeHTTP", "Basics",
-                "TestSupport",
+                "ServerShell", "TestSupport",
             ],
             swiftSettings: safeOnly
         ),
@@ -118,7 +118,7 @@ let package = Package(
             swiftSettings: safeOnly),
         .testTarget(
             name: "BizServerTests",
-            dependencies: ["BizServer", "UpCore", "HTTPKit", "NativeCrypto", "NativeStore", "Basics", "TestSupport"],
+            dependencies: ["BizServer", "UpCore", "HTTPKit", "NativeCrypto", "NativeStore", "Basics", "ServerShell", "TestSupport"],
             swiftSettings: safeOnly
         ),
     ]

@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 public import Basics
 import HTTPKit
 import NativeCrypto
@@ -13,17 +13,12 @@ public import ServerShell
 ///
 /// | key | default |
 /// |---|---|
-/// | `host` | `"127.0.0.1"` |
-/// | `port` | `8080` |
-/// | `dataDirectory` | `"data/biz"` (relative to the working directory) |
-/// | `publicBaseURL` | none: `http://<host>:<bound port>` |
+/// | `host`, `port`, `dataDirectory`, `publicBaseURL`, `threads`, connection limits | `CommonSettings` (port `8080`, `data/biz`) |
 /// | `accessKey`, `secretKey` | required here or in the environment |
 /// | `upHosts` | `["http://127.0.0.1:9000"]` |
 /// | `rateLimit` | `{"tokensPerSecond": 10, "burst": 20}` |
 /// | `replay` | `{"maxClockSkewSeconds": 300, "requireSignedDate": false}` |
 /// | `durableWrites` | `true` |
-/// | `threads` | `0` (= number of cores) |
-/// | `maxConnections`, `headerTimeoutSeconds`, `maxConnectionsPerAddress` | `4096`, `30`, `0` (no limit) |
 /// | `clients[]` | `id`, `apiKeySHA256` (or `UPGATE_API_KEYS`), `bucket` required; `endUser`, `keyPrefix` (`"{client}/"`), `fsizeMin`, `fsizeLimit`, `mimeLimit`, `tokenLifetimeSeconds` (3600), `insertOnly` (false), `callbackBodyType` (`"form"` or `"json"`), `returnBody`, `vars` ({}) |
 ///
 /// A new block is one more read in ``read(_:environment:)`` (`try file.object("jwt")`, then its
@@ -38,11 +33,6 @@ public import ServerShell
 /// | `UPGATE_BIZ_PUBLIC_BASE_URL` | `publicBaseURL` |
 /// | `UPGATE_UP_HOSTS` | comma-separated `upHosts` |
 extension BizServerConfiguration {
-    /// Parses configuration JSON (strictly), applies `environment` overrides and validates.
-    public static func load(json: Data, environment: [String: String]) throws(ConfigurationError) -> BizServerConfiguration {
-        try load(json: Array(json), source: "the configuration", environment: environment)
-    }
-
     /// Reads every key of the file (the shell refuses the others) and applies the environment.
     public static func read(
         _ file: ConfigurationObject, environment: [String: String]
@@ -51,11 +41,9 @@ extension BizServerConfiguration {
         for entry in try file.objects("clients") ?? [] { clients.append(try client(entry)) }
         let rate = try file.object("rateLimit")
         let replay = try file.object("replay")
+        let common = try CommonSettings.read(file, defaultPort: 8080, defaultDataDirectory: "data/biz")
         var configuration = BizServerConfiguration(
-            host: try file.string("host") ?? "127.0.0.1",
-            port: try file.integer("port", as: UInt16.self) ?? 8080,
-            dataDirectory: try file.string("dataDirectory") ?? "data/biz",
-            publicBaseURL: try file.string("publicBaseURL"),
+            host: common.host, port: common.port, dataDirectory: common.dataDirectory, publicBaseURL: common.publicBaseURL,
             accessKey: try file.string("accessKey") ?? "",
             secretKey: try file.string("secretKey") ?? "",
             upHosts: try file.strings("upHosts") ?? ["http://127.0.0.1:9000"],
@@ -66,12 +54,7 @@ extension BizServerConfiguration {
                 maxClockSkewSeconds: try replay?.integer("maxClockSkewSeconds", as: Int64.self) ?? 300,
                 requireSignedDate: try replay?.bool("requireSignedDate") ?? false),
             durableWrites: try file.bool("durableWrites") ?? true,
-            threads: try file.integer("threads") ?? 0,
-            connections: ConnectionLimits(
-                maxConnections: try file.integer("maxConnections") ?? 4096,
-                headerTimeoutSeconds: try file.integer("headerTimeoutSeconds") ?? 30,
-                maxConnectionsPerAddress: try file.integer("maxConnectionsPerAddress") ?? 0)
-        )
+            threads: common.threads, connections: common.connections)
         try configuration.apply(environment: environment)
         return configuration
     }

@@ -1,4 +1,4 @@
-public import Basics
+import Basics
 
 /// The middleware that turns what a handler throws into the one response a client sees, and
 /// logs what the client must not see.

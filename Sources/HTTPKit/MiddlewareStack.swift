@@ -1,4 +1,4 @@
-public import Basics
+import Basics
 
 /// The ordered middleware of a router, outermost first, and the one place its hooks are run in
 /// their order (``Middleware``). Requests answered by the server itself and in-process ones

@@ -135,7 +135,7 @@ public final class TCPListener {
     /// The next connection; throws ``TCPConnectionError/timedOut`` if none came in time.
     public func accept(timeoutMilliseconds: Int = 5000) throws(TCPConnectionError) -> TCPConnection {
         try waitReadable(descriptor, timeoutMilliseconds: timeoutMilliseconds)
-        let fd = unsafe Glibc.accept(descriptor, nil, nil)
+        let fd = Glibc.accept(descriptor, nil, nil)
         guard fd >= 0 else { throw .failed("accept", errno) }
         return TCPConnection(descriptor: fd)
     }

@@ -73,7 +73,7 @@ public final class ConfigurationObject {
     /// An integer within `range` (default: what `T` holds; the message shows the range unless
     /// `T` is a 64-bit type without one).
     public func integer<T: FixedWidthInteger & Sendable>(
-        _ key: String, as type: T.Type = Int.self, in range: ClosedRange<T>? = nil
+        _ key: String, as type: T.Type, in range: ClosedRange<T>? = nil
     ) throws(ConfigurationError) -> T? {
         guard let value = value(key) else { return nil }
         let bounds = range ?? T.min...T.max
@@ -82,6 +82,11 @@ public final class ConfigurationObject {
             throw mismatch(key, expected, value)
         }
         return typed
+    }
+
+    /// An `Int` (see ``integer(_:as:in:)``).
+    public func integer(_ key: String, in range: ClosedRange<Int>? = nil) throws(ConfigurationError) -> Int? {
+        try integer(key, as: Int.self, in: range)
     }
 
     /// A number (integer or not).

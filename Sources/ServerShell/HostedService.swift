@@ -1,4 +1,5 @@
 public import Basics
+public import Foundation
 public import HTTPKit
 
 /// A server that ``ServiceHost/main(_:usage:arguments:environment:)`` can run as a process:
@@ -55,6 +56,12 @@ public protocol ServiceConfiguration: Sendable {
 }
 
 extension ServiceConfiguration {
+    /// Parses configuration JSON that is not a file (tests, library callers; messages name it
+    /// `the configuration`), applies `environment` and validates.
+    public static func load(json: Data, environment: [String: String]) throws(ConfigurationError) -> Self {
+        try load(json: Array(json), source: "the configuration", environment: environment)
+    }
+
     /// Reads the JSON text `bytes` (of `source`) strictly, applies `environment`, then the
     /// command line's `overrides`, and validates.
     public static func load(

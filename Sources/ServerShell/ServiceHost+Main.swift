@@ -1,4 +1,4 @@
-public import Basics
+import Basics
 import Foundation
 import HTTPKit
 import NativeOS

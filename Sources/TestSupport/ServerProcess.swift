@@ -45,8 +45,8 @@ public final class ServerProcess: @unchecked Sendable {
         let stamp = UUID().uuidString.prefix(8)
         stderrPath = directory.appending(path: "\(name)-\(stamp).err").path
         stdoutPath = directory.appending(path: "\(name)-\(stamp).out").path
-        FileManager.default.createFile(atPath: stderrPath, contents: nil)
-        FileManager.default.createFile(atPath: stdoutPath, contents: nil)
+        _ = FileManager.default.createFile(atPath: stderrPath, contents: nil)
+        _ = FileManager.default.createFile(atPath: stdoutPath, contents: nil)
         let process = Process()
         process.executableURL = URL(fileURLWithPath: try Self.binary(name))
         process.arguments = arguments

@@ -1,6 +1,6 @@
 public import Basics
 import HTTPKit
-public import Foundation
+import Foundation
 public import ServerShell
 
 /// Loading ``UpServerConfiguration`` from `Config/up-server.json` and the environment.
@@ -12,9 +12,7 @@ public import ServerShell
 ///
 /// | key | default |
 /// |---|---|
-/// | `host`, `port` | `"127.0.0.1"`, `9000` |
-/// | `dataDirectory` | `"data/up"` |
-/// | `publicBaseURL` | none: `http://<host>:<bound port>` |
+/// | `host`, `port`, `dataDirectory`, `publicBaseURL`, `threads`, connection limits | `CommonSettings` (port `9000`, `data/up`) |
 /// | `keys` | required here or in the environment: `[{"accessKey": "...", "secretKey": "..."}]` |
 /// | `buckets` | required: `["demo"]` |
 /// | `contextSecret` | none: generated into `<dataDirectory>/ctx-secret` |
@@ -22,17 +20,10 @@ public import ServerShell
 /// | `syncEveryChunk` | `false` |
 /// | `callback` | `{"scheme": "qbox", "timeoutSeconds": 5, "maxRetries": 12, "retryBaseDelaySeconds": 5, "retryMaxDelaySeconds": 3600}` |
 /// | `sweepIntervalSeconds` | `300` |
-/// | `threads` | `0` (= cores) |
-/// | `maxConnections`, `headerTimeoutSeconds`, `maxConnectionsPerAddress` | `4096`, `30`, `0` (no limit) |
 ///
 /// Environment overrides: `UPGATE_ACCESS_KEY` + `UPGATE_SECRET_KEY` (both or neither; together
 /// they replace the key list with that one pair), `UPGATE_UP_PUBLIC_BASE_URL`, `UPGATE_CTX_SECRET`.
 extension UpServerConfiguration {
-    /// Parses configuration JSON (strictly), applies `environment` overrides and validates.
-    public static func load(json: Data, environment: [String: String]) throws(ConfigurationError) -> UpServerConfiguration {
-        try load(json: Array(json), source: "the configuration", environment: environment)
-    }
-
     /// Reads every key of the file (the shell refuses the others) and applies the environment.
     public static func read(
         _ file: ConfigurationObject, environment: [String: String]
@@ -42,10 +33,10 @@ extension UpServerConfiguration {
             keys[try pair.requiredString("accessKey")] = try pair.requiredString("secretKey")
         }
         let callback = try file.object("callback")
+        let common = try CommonSettings.read(file, defaultPort: 9000, defaultDataDirectory: "data/up")
         var configuration = UpServerConfiguration(
-            host: try file.string("host") ?? "127.0.0.1", port: try file.integer("port", as: UInt16.self) ?? 9000,
-            dataDirectory: try file.string("dataDirectory") ?? "data/up",
-            publicBaseURL: try file.string("publicBaseURL"), keys: keys, buckets: try file.strings("buckets") ?? [],
+            host: common.host, port: common.port, dataDirectory: common.dataDirectory,
+            publicBaseURL: common.publicBaseURL, keys: keys, buckets: try file.strings("buckets") ?? [],
             contextSecret: try file.string("contextSecret"),
             contextLifetimeSeconds: try file.integer("contextLifetimeSeconds", as: Int64.self) ?? 7 * 86_400,
             multipartLifetimeSeconds: try file.integer("multipartLifetimeSeconds", as: Int64.self) ?? 7 * 86_400,
@@ -57,11 +48,7 @@ extension UpServerConfiguration {
                 retryBaseDelaySeconds: try callback?.integer("retryBaseDelaySeconds", as: Int64.self) ?? 5,
                 retryMaxDelaySeconds: try callback?.integer("retryMaxDelaySeconds", as: Int64.self) ?? 3600),
             sweepIntervalSeconds: try file.integer("sweepIntervalSeconds", as: Int64.self) ?? 300,
-            threads: try file.integer("threads") ?? 0,
-            connections: ConnectionLimits(
-                maxConnections: try file.integer("maxConnections") ?? 4096,
-                headerTimeoutSeconds: try file.integer("headerTimeoutSeconds") ?? 30,
-                maxConnectionsPerAddress: try file.integer("maxConnectionsPerAddress") ?? 0))
+            threads: common.threads, connections: common.connections)
         if let pair = try KeyPairVariables.read(environment) { configuration.keys = [pair.accessKey: pair.secretKey] }
         if let value = environment["UPGATE_UP_PUBLIC_BASE_URL"], !value.isEmpty { configuration.publicBaseURL = value }
         if let value = environment["UPGATE_CTX_SECRET"], !value.isEmpty { configuration.contextSecret = value }

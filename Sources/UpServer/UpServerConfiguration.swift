@@ -32,11 +32,10 @@ public struct UpServerConfiguration: Sendable {
     public var callback: Callback
     /// Seconds between garbage-collection sweeps of expired blocks and uploads. Default 300.
     public var sweepIntervalSeconds: Int64
-    /// MHD worker threads. Default: the number of cores.
+    /// HTTP worker threads; 0 (the default) is one per core.
     public var threads: Int
-    /// Connection limits: at most 4096 at once, a request-head deadline of 30 s and no limit per
-    /// address (slow-loris defences). JSON keys `maxConnections`, `headerTimeoutSeconds`,
-    /// `maxConnectionsPerAddress`.
+    /// The slow-loris defences (JSON keys as in `CommonSettings`); default 4096 connections, a
+    /// 30 s request-head deadline, no per-address limit.
     public var connections: ConnectionLimits
 
     /// Creates a configuration; every parameter has the documented default.

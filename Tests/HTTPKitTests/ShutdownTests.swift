@@ -43,7 +43,7 @@ struct ShutdownTests {
             #expect(refused)
             let finished = try await response
             #expect(finished.status == 200 && finished.text == "finished")
-            await shutdown
+            _ = await shutdown
         }
     }
 
