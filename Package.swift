@@ -55,7 +55,9 @@ let package = Package(
         .target(name: "ServerShell", dependencies: ["HTTPKit", "NativeOS", "UpCore", "Basics"], swiftSettings: safeOnly),
         .target(
             name: "BizServer",
-            dependencies: ["UpCore", "HTTPKit", "ServerShell", "NativeStore", "NativeOS", "NativeCrypto", "Basics"],
+            dependencies: [
+                "UpCore", "HTTPKit", "HTTPTransport", "ServerShell", "NativeStore", "NativeOS", "NativeCrypto", "Basics",
+            ],
             swiftSettings: safeOnly
         ),
         .target(

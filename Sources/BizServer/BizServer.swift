@@ -25,6 +25,7 @@ public final class BizServer: HostedService {
         let clock: any WallClock
         let metrics: BizMetrics
         let boundPort: BoundPort
+        let logger: Logger
     }
 
     /// The registry served at `/metrics`.
@@ -51,7 +52,7 @@ public final class BizServer: HostedService {
         metrics: Metrics = Metrics()
     ) {
         self.metrics = metrics
-        let parts = Parts(store: store, clock: clock, metrics: BizMetrics(metrics), boundPort: BoundPort())
+        let parts = Parts(store: store, clock: clock, metrics: BizMetrics(metrics), boundPort: BoundPort(), logger: logger)
         self.parts = parts
         let limiter = RateLimiter(configuration.rateLimit)
         current = Mutex((configuration, limiter))
@@ -95,7 +96,12 @@ public final class BizServer: HostedService {
         TokenController(
             clients: clients, limiter: limiter,
             issuer: TokenIssuer(accessKey: configuration.accessKey, mac: mac, upHosts: configuration.upHosts),
-            clock: parts.clock, metrics: parts.metrics, callbackURL: { callbackURL(configuration, boundPort) }
+            clock: parts.clock, metrics: parts.metrics, callbackURL: { callbackURL(configuration, boundPort) },
+            endUsers: configuration.jwt.flatMap {
+                EndUserAuthenticator(
+                    $0, clients: configuration.clients, serverRate: configuration.rateLimit, store: parts.store,
+                    clock: parts.clock, logger: parts.logger, metrics: parts.metrics)
+            }
         ).register(on: &router)
         CallbackController(
             authenticator: CallbackAuthenticator(

@@ -21,7 +21,8 @@ public import ServerShell
 /// | `durableWrites` | `true` |
 /// | `clients[]` | `id`, `apiKeySHA256` (or `UPGATE_API_KEYS`), `bucket` required; `endUser`, `keyPrefix` (`"{client}/"`), `fsizeMin`, `fsizeLimit`, `mimeLimit`, `tokenLifetimeSeconds` (3600), `insertOnly` (false), `callbackBodyType` (`"form"` or `"json"`), `returnBody`, `vars` ({}) |
 ///
-/// A new block is one more read in ``read(_:environment:)`` (`try file.object("jwt")`, then its
+/// The `jwt` block and the per-user client keys are read in `BizServerConfiguration+JWT.swift`.
+/// A new block is one more read in ``read(_:environment:)`` (`try file.object("…")`, then its
 /// keys); the shell's `finish()` checks its keys like the others.
 ///
 /// Environment variables override the file, so production secrets never need to be in it:
@@ -38,7 +39,12 @@ extension BizServerConfiguration {
         _ file: ConfigurationObject, environment: [String: String]
     ) throws(ConfigurationError) -> BizServerConfiguration {
         var clients: [Client] = []
-        for entry in try file.objects("clients") ?? [] { clients.append(try client(entry)) }
+        var perUser: [(client: String, limits: JWTConfiguration.PerUserLimits)] = []
+        for entry in try file.objects("clients") ?? [] {
+            let client = try client(entry)
+            clients.append(client)
+            perUser.append((client.id, try perUserLimits(entry)))
+        }
         let rate = try file.object("rateLimit")
         let replay = try file.object("replay")
         let common = try CommonSettings.read(file, defaultPort: 8080, defaultDataDirectory: "data/biz")
@@ -56,6 +62,7 @@ extension BizServerConfiguration {
             durableWrites: try file.bool("durableWrites") ?? true,
             threads: common.threads, connections: common.connections)
         try configuration.apply(environment: environment)
+        try configuration.readJWT(try file.object("jwt"), perUser: perUser, environment: environment)
         return configuration
     }
 

@@ -37,6 +37,8 @@ public struct BizServerConfiguration: Sendable {
     /// address (slow-loris defences). JSON keys `maxConnections`, `headerTimeoutSeconds`,
     /// `maxConnectionsPerAddress`.
     public var connections: ConnectionLimits
+    /// End users authenticated by the app's own JWTs; none by default (see `JWTConfiguration`).
+    public var jwt: JWTConfiguration? = nil
 
     /// Creates a configuration; every parameter has the documented default.
     public init(
@@ -205,6 +207,7 @@ public struct BizServerConfiguration: Sendable {
         }
         guard replay.maxClockSkewSeconds > 0 else { throw ConfigurationError("maxClockSkewSeconds must be > 0") }
         if let problem = connections.problem { throw ConfigurationError(problem) }
+        try jwt?.validate(clients: clients)
         var seenIDs = Set<String>()
         var seenKeys = Set<String>()
         for client in clients {

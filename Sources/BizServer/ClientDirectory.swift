@@ -16,12 +16,18 @@ struct ClientDirectory: Sendable {
 
     /// The client whose API key is in `authorization`.
     func authenticate(authorization: String?) throws(BizError) -> BizServerConfiguration.Client {
-        guard let authorization else { throw BizError.missingAPIKey }
-        let parts = authorization.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
-        guard parts.count == 2, parts[0].lowercased() == "bearer" else { throw BizError.missingAPIKey }
-        let key = parts[1].trimmingCharacters(in: " ")
+        guard let key = Self.bearer(authorization) else { throw BizError.missingAPIKey }
         guard !key.isEmpty, key.utf8.count <= 512 else { throw BizError.badAPIKey }
         guard let client = clientsByKeyHash[BizServerConfiguration.apiKeyHash(key)] else { throw BizError.badAPIKey }
         return client
+    }
+
+    /// The credential of an `Authorization: Bearer …` header (scheme case-insensitive, spaces
+    /// around it trimmed), nil without one; `""` for a bare `Bearer`.
+    static func bearer(_ authorization: String?) -> String? {
+        guard let authorization else { return nil }
+        let parts = authorization.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
+        guard parts.count == 2, parts[0].lowercased() == "bearer" else { return nil }
+        return parts[1].trimmingCharacters(in: " ")
     }
 }

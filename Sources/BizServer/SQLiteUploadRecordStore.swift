@@ -40,7 +40,14 @@ public final class SQLiteUploadRecordStore: UploadRecordStore {
         ) STRICT;
         CREATE UNIQUE INDEX upload_records_object ON upload_records (bucket, object_key, hash);
         CREATE INDEX upload_records_client ON upload_records (client_id, id);
+        """,
+        // The `GET /v1/uploads` filters (key, traceId, endUser) and the per-user daily byte sum,
+        // each served by an index within the client instead of a scan of all its records.
         """
+        CREATE INDEX upload_records_client_key ON upload_records (client_id, object_key);
+        CREATE INDEX upload_records_client_trace ON upload_records (client_id, trace_id);
+        CREATE INDEX upload_records_client_user ON upload_records (client_id, end_user, received_at);
+        """,
     ]
 
     private static let columns = """
@@ -112,30 +119,47 @@ public final class SQLiteUploadRecordStore: UploadRecordStore {
         }
     }
 
-    /// See `UploadRecordStore.uploads(clientID:limit:after:)`.
-    public func uploads(clientID: String, limit: Int, after: String?) async throws -> [UploadRecord] {
-        guard limit > 0 else { return [] }  // SQLite reads LIMIT -1 as "no limit"
-        return try await perform { state in
-            let rows: [SQLiteRow]
-            if let after {
-                // The cursor is looked up within the same client, so another client's id matches
-                // nothing, `id < NULL` is never true, and the page is empty.
-                rows = try state.database.query(
-                    """
-                    SELECT \(Self.columns) FROM upload_records
-                    WHERE client_id = ?1
-                      AND id < (SELECT id FROM upload_records WHERE public_id = ?2 AND client_id = ?1)
-                    ORDER BY id DESC LIMIT ?3
-                    """,
-                    [.text(clientID), .text(after), .integer(Int64(limit))]
-                )
-            } else {
-                rows = try state.database.query(
-                    "SELECT \(Self.columns) FROM upload_records WHERE client_id = ? ORDER BY id DESC LIMIT ?",
-                    [.text(clientID), .integer(Int64(limit))]
-                )
+    /// See `UploadRecordStore.uploads(_:)`.
+    public func uploads(_ query: UploadQuery) async throws -> [UploadRecord]? {
+        try await perform { state in
+            var conditions = ["client_id = ?"]
+            var bindings: [SQLiteValue] = [.text(query.clientID)]
+            if let after = query.after {
+                // The cursor is looked up within the same client, so another client's id is as
+                // unknown as a made-up one.
+                let cursor = try state.database.query(
+                    "SELECT id FROM upload_records WHERE public_id = ? AND client_id = ?",
+                    [.text(after), .text(query.clientID)])
+                guard let row = cursor.first else { return nil }
+                conditions.append("id < ?")
+                bindings.append(.integer(try row.integer(0)))
             }
+            guard query.limit > 0 else { return [] }  // SQLite reads LIMIT -1 as "no limit"
+            for (column, value) in [("object_key", query.key), ("trace_id", query.traceID), ("end_user", query.endUser)] {
+                guard let value else { continue }
+                conditions.append("\(column) = ?")  // column names are ours; values are bound
+                bindings.append(.text(value))
+            }
+            bindings.append(.integer(Int64(query.limit)))
+            let rows = try state.database.query(
+                "SELECT \(Self.columns) FROM upload_records WHERE \(conditions.joined(separator: " AND ")) "
+                    + "ORDER BY id DESC LIMIT ?",
+                bindings)
             return try rows.map(Self.record(from:))
+        }
+    }
+
+    /// See `UploadRecordStore.uploadSizes(clientID:endUser:since:)`; served by the
+    /// (client_id, end_user, received_at) index.
+    public func uploadSizes(clientID: String, endUser: String, since: Int64) async throws -> [UploadSize] {
+        try await perform { state in
+            try state.database.query(
+                """
+                SELECT received_at, fsize FROM upload_records
+                WHERE client_id = ? AND end_user = ? AND received_at >= ? ORDER BY received_at
+                """,
+                [.text(clientID), .text(endUser), .integer(since)]
+            ).map { row in UploadSize(receivedAt: try row.integer(0), fsize: try row.integer(1)) }
         }
     }
 

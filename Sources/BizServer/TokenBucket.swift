@@ -40,4 +40,10 @@ public struct TokenBucket: Sendable, Equatable {
         }
         return .limited(retryAfter: (1 - tokens) / ratePerSecond)
     }
+
+    /// Whether the bucket will have refilled completely by `now`: it is then the same as a new
+    /// one, so a limiter may forget it.
+    public func isFull(at now: Double) -> Bool {
+        tokens + max(0, now - updatedAt) * ratePerSecond >= burst
+    }
 }

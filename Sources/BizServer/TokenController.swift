@@ -2,7 +2,8 @@ import Basics
 import HTTPKit
 import UpCore
 
-/// `POST /v1/uptoken`: authenticate the API client, rate-limit, validate, sign, answer.
+/// `POST /v1/uptoken`: authenticate the caller (an API client, or an end user by JWT),
+/// rate-limit, validate, sign, answer.
 struct TokenController: Sendable {
     let clients: ClientDirectory
     let limiter: RateLimiter
@@ -11,40 +12,86 @@ struct TokenController: Sendable {
     let metrics: BizMetrics
     /// biz-server's own callback URL; depends on the port actually bound, hence a closure.
     let callbackURL: @Sendable () -> String
+    /// End users' JWTs, when the configuration has a `jwt` block.
+    var endUsers: EndUserAuthenticator? = nil
 
     /// Largest accepted request body.
     static let maxBodyBytes = 16 << 10
 
-    /// Synchronous: everything here is in-memory computation (lookup, rate limit, sign), so it
-    /// runs on the server's worker thread with no task or thread switch.
+    /// Synchronous without end users: an API-key token is in-memory computation (lookup, rate
+    /// limit, sign), so it runs on the server's worker thread with no task or thread switch. With
+    /// a `jwt` block the route is asynchronous, since a JWT may need the JWKS fetched and the
+    /// daily byte quota read from the store; API keys then take the same synchronous path inside.
     func register(on router: inout Router) {
-        router.postSync("/v1/uptoken", maxBodyBytes: Self.maxBodyBytes) { request, context in
-            try issue(request, context)
+        if endUsers == nil {
+            router.postSync("/v1/uptoken", maxBodyBytes: Self.maxBodyBytes) { request, context in
+                try issue(request, context)
+            }
+        } else {
+            router.post("/v1/uptoken", body: .collect(maxBytes: Self.maxBodyBytes)) { request, context in
+                try await issueAny(request, context)
+            }
         }
     }
 
+    /// An API client's token.
     func issue(_ request: Request, _ context: RequestContext) throws -> Response {
-        do {
+        try recordingRefusals(context) { () throws(BizError) in
             let client = try clients.authenticate(authorization: request.headers["Authorization"])
             let now = clock.now()
             try limiter.take(clientID: client.id, now: now)
             let tokenRequest = try TokenRequest.parse(request.body)
-            let traceID = tokenRequest.traceID ?? TraceID.generate()
-            let issued = try issuer.issue(
-                for: client, request: tokenRequest, now: Int64(now.rounded(.down)), traceID: traceID,
-                callbackURL: callbackURL())
-            metrics.tokensIssued.increment([client.id])
-            // On the request's access-log line: one line per request.
-            context.addLogFields(
-                ["event": "token issued", "client": .string(client.id), "trace": .string(traceID),
-                 "scope": .string(issued.policy.scope), "deadline": .int(issued.expiresAt)])
-            return Response.json(raw: Self.json(issued), headers: ["Cache-Control": "no-store"])
-        } catch {
-            metrics.tokensRefused.increment([error.name])
-            context.addLogFields(
-                ["event": "token refused", "reason": .string(error.name), "detail": .string(error.detail)])
-            throw error
+            return try sign(for: client, subject: nil, tokenRequest, now: now, context)
         }
+    }
+
+    /// An end user's token when the bearer is a JWT, else an API client's.
+    func issueAny(_ request: Request, _ context: RequestContext) async throws -> Response {
+        guard let endUsers, let token = ClientDirectory.bearer(request.headers["Authorization"]),
+              CompactJWT.looksLikeJWT(token)
+        else { return try issue(request, context) }
+        do {
+            let now = clock.now()
+            let subject = try await endUsers.authenticate(String(token), now: now)
+            let tokenRequest = try TokenRequest.parse(request.body)
+            let user = try await endUsers.endUser(subject, declared: tokenRequest.fsize, now: now)
+            return try sign(for: endUsers.client, subject: TokenSubject(user), tokenRequest, now: now, context)
+        } catch {
+            throw refused(error, context)
+        }
+    }
+
+    private func sign(
+        for client: BizServerConfiguration.Client, subject: TokenSubject?, _ tokenRequest: TokenRequest, now: Double,
+        _ context: RequestContext
+    ) throws(BizError) -> Response {
+        let traceID = tokenRequest.traceID ?? TraceID.generate()
+        let issued = try issuer.issue(
+            for: client, subject: subject, request: tokenRequest, now: Int64(now.rounded(.down)), traceID: traceID,
+            callbackURL: callbackURL())
+        metrics.tokensIssued.increment([client.id])
+        // On the request's access-log line: one line per request. Never the JWT or the API key.
+        context.addLogFields(
+            ["event": "token issued", "client": .string(client.id), "endUser": .string(issued.policy.endUser ?? ""),
+             "trace": .string(traceID), "scope": .string(issued.policy.scope), "deadline": .int(issued.expiresAt)])
+        return Response.json(raw: Self.json(issued), headers: ["Cache-Control": "no-store"])
+    }
+
+    private func recordingRefusals(
+        _ context: RequestContext, _ body: () throws(BizError) -> Response
+    ) throws(BizError) -> Response {
+        do {
+            return try body()
+        } catch {
+            throw refused(error, context)
+        }
+    }
+
+    /// Counts and logs a refusal (its reason and log-only detail, never a credential).
+    private func refused(_ error: BizError, _ context: RequestContext) -> BizError {
+        metrics.tokensRefused.increment([error.name])
+        context.addLogFields(["event": "token refused", "reason": .string(error.name), "detail": .string(error.detail)])
+        return error
     }
 
     /// The response body, built as UTF-8 bytes (this runs once per token: no `String` detours).

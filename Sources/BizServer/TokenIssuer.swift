@@ -25,15 +25,19 @@ struct TokenIssuer: Sendable {
 
     /// Builds and signs the policy for `request` from `client`.
     ///
-    /// - Parameter callbackURL: biz-server's own `…/v1/callback` URL as the up server must reach it.
+    /// - Parameters:
+    ///   - subject: Whose token it is; the API client itself unless an end user's JWT said otherwise.
+    ///   - callbackURL: biz-server's own `…/v1/callback` URL as the up server must reach it.
     func issue(
         for client: BizServerConfiguration.Client,
+        subject: TokenSubject? = nil,
         request: TokenRequest,
         now: Int64,
         traceID: String,
         callbackURL: String
     ) throws(BizError) -> IssuedToken {
-        let prefix = client.resolvedKeyPrefix
+        let subject = subject ?? TokenSubject(client)
+        let prefix = subject.keyPrefix
         if let key = request.key, !key.hasPrefix(prefix) {
             throw BizError.keyOutsidePrefix.with(detail: "client \(client.id)")
         }
@@ -51,9 +55,13 @@ struct TokenIssuer: Sendable {
             policy.forceSaveKey = true
         }
         if client.insertOnly { policy.insertOnly = 1 }
-        policy.endUser = client.endUser ?? client.id
+        policy.endUser = subject.endUser
         policy.fsizeMin = client.fsizeMin
         policy.fsizeLimit = client.fsizeLimit
+        if let left = subject.remainingBytes {
+            // What is left of the user's daily bytes bounds this token too (maxBytesPerUserPerDay).
+            policy.fsizeLimit = min(policy.fsizeLimit ?? left, left)
+        }
         policy.mimeLimit = client.mimeLimit
         policy.returnBody = client.returnBody
 
@@ -68,6 +76,18 @@ struct TokenIssuer: Sendable {
             case .fileTooLarge: throw BizError.fileTooLarge.with(detail: error.detail)
             default: throw BizError.limitedMimeType.with(detail: error.detail)
             }
+        }
+        // The declared size is a promise the token then holds the uploader to: the up server
+        // refuses anything larger (413), and anything else too with exactSize (403), so a
+        // client cannot ask for a 5-byte token and store 16 GiB under it (issue 10 item 6).
+        if let size = request.fsize {
+            policy.fsizeLimit = size
+            if request.exactSize { policy.fsizeMin = size }
+        }
+        if let clash = request.vars.first(where: { client.vars[$0.name] != nil }) {
+            // Dropping the client's value silently would hand back a token that does not say what
+            // was asked for; the configured one must win, so the request is refused instead.
+            throw BizError.invalidRequest("var '\(clash.name)' is set by the server for this client")
         }
 
         let constants = Self.constants(client: client, request: request, traceID: traceID)
@@ -96,12 +116,12 @@ struct TokenIssuer: Sendable {
     ]
 
     /// Values fixed at signing time: the client id, the trace id and the `x:` variables (the
-    /// client's own, then the configured ones, which win). They are signed into the token, so
-    /// the uploader cannot change them afterwards.
+    /// client's own, then the configured ones; `issue` has refused a clash between them). They
+    /// are signed into the token, so the uploader cannot change them afterwards.
     private static func constants(
         client: BizServerConfiguration.Client, request: TokenRequest, traceID: String
     ) -> [(name: String, value: String)] {
-        var vars = request.vars.filter { client.vars[$0.name] == nil }
+        var vars = request.vars
         vars += client.vars.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
         return [("clientId", client.id), ("traceId", traceID)] + vars
     }

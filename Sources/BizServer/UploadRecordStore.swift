@@ -19,14 +19,25 @@ public protocol UploadRecordStore: Sendable {
     /// The record with public id `id`, or `nil` if there is none.
     func upload(id: String) async throws -> UploadRecord?
 
-    /// The client's uploads, newest first, at most `limit`, strictly after (older than) the record
-    /// with id `after` when given.
+    /// The records `query` selects, newest first (see ``UploadQuery``).
     ///
-    /// Pass the last id of one page as `after` to get the next. An `after` that is unknown or
-    /// belongs to another client yields an empty page, so one client's ids reveal nothing about
-    /// another's. A `limit` of 0 or less yields an empty page.
-    func uploads(clientID: String, limit: Int, after: String?) async throws -> [UploadRecord]
+    /// Pass the last id of one page as `query.after` to get the next. Returns `nil` when `after`
+    /// is not the id of one of the client's own records: unknown and another client's ids give
+    /// the same answer, so one client's ids reveal nothing about another's.
+    func uploads(_ query: UploadQuery) async throws -> [UploadRecord]?
+
+    /// The sizes of the records of `endUser` of client `clientID` recorded at or after `since`
+    /// (Unix milliseconds), oldest first: what `maxBytesPerUserPerDay` adds up.
+    func uploadSizes(clientID: String, endUser: String, since: Int64) async throws -> [UploadSize]
 
     /// Number of records (tests and metrics).
     func count() async throws -> Int
+}
+
+extension UploadRecordStore {
+    /// The client's uploads, newest first, at most `limit`, older than the record `after`; an
+    /// unknown or foreign `after` gives an empty page. Shorthand for ``uploads(_:)`` without filters.
+    public func uploads(clientID: String, limit: Int, after: String?) async throws -> [UploadRecord] {
+        try await uploads(UploadQuery(clientID: clientID, limit: limit, after: after)) ?? []
+    }
 }

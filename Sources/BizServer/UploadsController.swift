@@ -1,7 +1,8 @@
 import Basics
 import HTTPKit
 
-/// `GET /v1/uploads` and `GET /v1/uploads/:id`: a client reads back its own upload records.
+/// `GET /v1/uploads` and `GET /v1/uploads/:id`: a client reads back its own upload records,
+/// paged by cursor and filtered by `key`, `traceId` or `endUser`.
 /// Another client's record is a 404, not a 403, so ids of others cannot be probed.
 struct UploadsController: Sendable {
     let clients: ClientDirectory
@@ -19,20 +20,48 @@ struct UploadsController: Sendable {
 
     func list(_ request: Request) async throws -> Response {
         let client = try clients.authenticate(authorization: request.headers["Authorization"])
-        var limit = Self.defaultLimit
-        if let text = request.queryItem("limit") {
-            guard let value = Int(text), (1...Self.maxLimit).contains(value) else {
-                throw BizError.invalidRequest("limit must be an integer 1…\(Self.maxLimit)")
-            }
-            limit = value
-        }
-        let after = request.queryItem("after").flatMap { $0.isEmpty ? nil : $0 }
+        let query = try Self.query(request.queryItems, clientID: client.id)
         // One extra row tells whether a next page exists without a second query.
-        let rows = try await read { try await store.uploads(clientID: client.id, limit: limit + 1, after: after) }
-        let page = rows.prefix(limit)
-        let next = rows.count > limit ? page.last.map { JSONText.quoted($0.id) } ?? "null" : "null"
+        var extended = query
+        extended.limit += 1
+        guard let rows = try await read({ try await store.uploads(extended) }) else {
+            // A cursor the client cannot have got from us: an empty page would read as "no more
+            // uploads" and hide the caller's bug (issue 10 item 14).
+            throw BizError.invalidRequest("after must be the next of an earlier page of your uploads")
+        }
+        let page = rows.prefix(query.limit)
+        let next = rows.count > query.limit ? page.last.map { JSONText.quoted($0.id) } ?? "null" : "null"
         let body = "{\"items\":[" + page.map(\.json).joined(separator: ",") + "],\"next\":" + next + "}"
         return Response.json(raw: Array(body.utf8), headers: ["Cache-Control": "no-store"])
+    }
+
+    /// The query string as an ``UploadQuery``: `limit`, `after` (empty = first page), and the exact
+    /// filters `key`, `traceId`, `endUser`. Anything else, or a name given twice, is a 400, so a
+    /// misspelt filter cannot silently list everything.
+    static func query(_ items: [(name: String, value: String)], clientID: String) throws(BizError) -> UploadQuery {
+        var query = UploadQuery(clientID: clientID, limit: defaultLimit)
+        var seen = Set<String>()
+        for (name, value) in items {
+            guard seen.insert(name).inserted else { throw .invalidRequest("query parameter '\(name)' given twice") }
+            switch name {
+            case "limit":
+                guard let limit = Int(value), (1...maxLimit).contains(limit) else {
+                    throw .invalidRequest("limit must be an integer 1…\(maxLimit)")
+                }
+                query.limit = limit
+            case "after": query.after = value.isEmpty ? nil : value
+            case "key": query.key = try filter(value, name, maxBytes: TokenRequest.maxKeyBytes)
+            case "traceId": query.traceID = try filter(value, name, maxBytes: 64)
+            case "endUser": query.endUser = try filter(value, name, maxBytes: 1024)
+            default: throw .invalidRequest("unknown query parameter '\(name)'")
+            }
+        }
+        return query
+    }
+
+    private static func filter(_ value: String, _ name: String, maxBytes: Int) throws(BizError) -> String {
+        guard (1...maxBytes).contains(value.utf8.count) else { throw .invalidRequest("\(name) must be 1…\(maxBytes) bytes") }
+        return value
     }
 
     func show(_ request: Request) async throws -> Response {

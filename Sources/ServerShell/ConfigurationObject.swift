@@ -45,9 +45,12 @@ public final class ConfigurationObject {
         ConfigurationError("\"\(name(key))\" is missing in \(source)")
     }
 
-    private func value(_ key: String) -> JSONValue? {
+    private func value(_ key: String) throws(ConfigurationError) -> JSONValue? {
         if !asked.contains(key) { asked.append(key) }
-        guard let value = members.last(where: { $0.key == key })?.value, value != .null else { return nil }
+        let matching = members.filter { $0.key == key }
+        // JSON allows a repeated name, and parsers differ on which one wins: refuse the doubt.
+        guard matching.count <= 1 else { throw invalid(key, "is given twice") }
+        guard let value = matching.first?.value, value != .null else { return nil }
         return value
     }
 
@@ -59,7 +62,7 @@ public final class ConfigurationObject {
 
     /// A string value.
     public func string(_ key: String) throws(ConfigurationError) -> String? {
-        guard let value = value(key) else { return nil }
+        guard let value = try value(key) else { return nil }
         guard case .string(let text) = value else { throw mismatch(key, "a string", value) }
         return text
     }
@@ -75,7 +78,7 @@ public final class ConfigurationObject {
     public func integer<T: FixedWidthInteger & Sendable>(
         _ key: String, as type: T.Type, in range: ClosedRange<T>? = nil
     ) throws(ConfigurationError) -> T? {
-        guard let value = value(key) else { return nil }
+        guard let value = try value(key) else { return nil }
         let bounds = range ?? T.min...T.max
         let expected = range != nil || T.bitWidth < 64 ? "an integer \(bounds.lowerBound)…\(bounds.upperBound)" : "an integer"
         guard case .int(let number) = value, let typed = T(exactly: number), bounds.contains(typed) else {
@@ -91,7 +94,7 @@ public final class ConfigurationObject {
 
     /// A number (integer or not).
     public func number(_ key: String) throws(ConfigurationError) -> Double? {
-        guard let value = value(key) else { return nil }
+        guard let value = try value(key) else { return nil }
         switch value {
         case .int(let number): return Double(number)
         case .double(let number): return number
@@ -101,7 +104,7 @@ public final class ConfigurationObject {
 
     /// `true` or `false`.
     public func bool(_ key: String) throws(ConfigurationError) -> Bool? {
-        guard let value = value(key) else { return nil }
+        guard let value = try value(key) else { return nil }
         guard case .bool(let flag) = value else { throw mismatch(key, "true or false", value) }
         return flag
     }
@@ -109,7 +112,7 @@ public final class ConfigurationObject {
     /// One of `T`'s raw values, e.g. `"form"` or `"json"`.
     public func choice<T: RawRepresentable & CaseIterable>(_ key: String, as type: T.Type) throws(ConfigurationError) -> T?
     where T.RawValue == String {
-        guard let value = value(key) else { return nil }
+        guard let value = try value(key) else { return nil }
         guard case .string(let text) = value, let choice = T(rawValue: text) else {
             let names = T.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: " or ")
             throw mismatch(key, names, value)
@@ -119,7 +122,7 @@ public final class ConfigurationObject {
 
     /// An array of strings.
     public func strings(_ key: String) throws(ConfigurationError) -> [String]? {
-        guard let value = value(key) else { return nil }
+        guard let value = try value(key) else { return nil }
         guard case .array(let elements) = value else { throw mismatch(key, "an array of strings", value) }
         var texts: [String] = []
         for (index, element) in elements.enumerated() {
@@ -131,7 +134,7 @@ public final class ConfigurationObject {
 
     /// An object whose every value is a string (`{"x:app": "demo"}`).
     public func stringMap(_ key: String) throws(ConfigurationError) -> [String: String]? {
-        guard let value = value(key) else { return nil }
+        guard let value = try value(key) else { return nil }
         guard case .object(let members) = value else { throw mismatch(key, "an object of strings", value) }
         var map: [String: String] = [:]
         for (name, element) in members {
@@ -143,7 +146,7 @@ public final class ConfigurationObject {
 
     /// A nested object, read like this one and checked by this one's ``finish()``.
     public func object(_ key: String) throws(ConfigurationError) -> ConfigurationObject? {
-        guard let value = value(key) else { return nil }
+        guard let value = try value(key) else { return nil }
         guard case .object(let members) = value else { throw mismatch(key, "an object", value) }
         let child = ConfigurationObject(members: members, path: name(key), source: source)
         children.append(child)
@@ -152,7 +155,7 @@ public final class ConfigurationObject {
 
     /// An array of objects (`clients`), each read like this one and checked by ``finish()``.
     public func objects(_ key: String) throws(ConfigurationError) -> [ConfigurationObject]? {
-        guard let value = value(key) else { return nil }
+        guard let value = try value(key) else { return nil }
         guard case .array(let elements) = value else { throw mismatch(key, "an array of objects", value) }
         var objects: [ConfigurationObject] = []
         for (index, element) in elements.enumerated() {

@@ -50,19 +50,24 @@ public actor InMemoryUploadRecordStore: UploadRecordStore {
         positionByID[Bytes(id)].map { records[$0] }
     }
 
-    /// See `UploadRecordStore.uploads(clientID:limit:after:)`.
-    public func uploads(clientID: String, limit: Int, after: String?) -> [UploadRecord] {
-        guard limit > 0 else { return [] }
-        let client = Bytes(clientID)
+    /// See `UploadRecordStore.uploads(_:)`.
+    public func uploads(_ query: UploadQuery) -> [UploadRecord]? {
         var end = records.endIndex
-        if let after {
+        if let after = query.after {
             // Same rule as the SQLite store: a cursor from another client is unknown here.
-            guard let position = positionByID[Bytes(after)], Bytes(records[position].clientID) == client else {
-                return []
-            }
+            guard let position = positionByID[Bytes(after)], Bytes(records[position].clientID) == Bytes(query.clientID)
+            else { return nil }
             end = position
         }
-        return Array(records[..<end].reversed().lazy.filter { Bytes($0.clientID) == client }.prefix(limit))
+        guard query.limit > 0 else { return [] }
+        return Array(records[..<end].reversed().lazy.filter(query.matches).prefix(query.limit))
+    }
+
+    /// See `UploadRecordStore.uploadSizes(clientID:endUser:since:)`.
+    public func uploadSizes(clientID: String, endUser: String, since: Int64) -> [UploadSize] {
+        records.filter { UploadQuery.same($0.clientID, clientID) && UploadQuery.same($0.endUser, endUser) && $0.receivedAt >= since }
+            .map { UploadSize(receivedAt: $0.receivedAt, fsize: $0.fsize) }
+            .sorted { $0.receivedAt < $1.receivedAt }
     }
 
     /// See `UploadRecordStore.count()`.

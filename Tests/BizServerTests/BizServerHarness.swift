@@ -25,6 +25,7 @@ struct BizServerHarness {
         rateLimit: BizServerConfiguration.RateLimit = .init(tokensPerSecond: 1000, burst: 1000),
         replay: BizServerConfiguration.ReplayProtection = .init(),
         demo: (inout BizServerConfiguration.Client) -> Void = { _ in },
+        jwt: JWTConfiguration? = nil,
         wrapStore: (InMemoryUploadRecordStore) -> any UploadRecordStore = { $0 }
     ) {
         var demoClient = BizServerConfiguration.Client(
@@ -34,9 +35,10 @@ struct BizServerHarness {
         let other = BizServerConfiguration.Client(
             id: "other", apiKeySHA256: BizServerConfiguration.apiKeyHash(Self.otherKey), bucket: "demo",
             keyPrefix: "other/")
-        let configuration = BizServerConfiguration(
+        var configuration = BizServerConfiguration(
             port: 8080, accessKey: Self.accessKey, secretKey: Self.secretKey, clients: [demoClient, other],
             rateLimit: rateLimit, replay: replay)
+        configuration.jwt = jwt
         store = InMemoryUploadRecordStore()
         clock = ManualClock(1_900_000_000)
         logs = LogSink.memory()
@@ -59,9 +61,16 @@ struct BizServerHarness {
             body: Array(json.utf8))
     }
 
-    /// Issues a token and returns its verified policy.
-    func issuedPolicy(_ json: String) async throws -> (response: [String: Any], policy: PutPolicy) {
-        let response = await token(json)
+    /// `POST /v1/uptoken` as an end user presenting `jwt`.
+    func endUserToken(_ json: String = "{}", jwt: String) async -> Response {
+        await send(
+            .post, "/v1/uptoken", headers: ["Authorization": "Bearer \(jwt)", "Content-Type": "application/json"],
+            body: Array(json.utf8))
+    }
+
+    /// Issues a token (to the demo client, or to the end user of `jwt`) and returns its verified policy.
+    func issuedPolicy(_ json: String, jwt: String? = nil) async throws -> (response: [String: Any], policy: PutPolicy) {
+        let response = if let jwt { await endUserToken(json, jwt: jwt) } else { await token(json) }
         guard response.status == 200 else { throw HarnessError.status(response.status, response.text) }
         let object = try response.jsonObject()
         let keys = KeyRing([Self.accessKey: Self.secretKey])

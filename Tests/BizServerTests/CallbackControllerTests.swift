@@ -217,8 +217,10 @@ private struct FailingUploadRecordStore: UploadRecordStore {
 
     func upload(id: String) async throws -> UploadRecord? { try await base.upload(id: id) }
 
-    func uploads(clientID: String, limit: Int, after: String?) async throws -> [UploadRecord] {
-        try await base.uploads(clientID: clientID, limit: limit, after: after)
+    func uploads(_ query: UploadQuery) async throws -> [UploadRecord]? { try await base.uploads(query) }
+
+    func uploadSizes(clientID: String, endUser: String, since: Int64) async throws -> [UploadSize] {
+        try await base.uploadSizes(clientID: clientID, endUser: endUser, since: since)
     }
 
     func count() async throws -> Int { try await base.count() }

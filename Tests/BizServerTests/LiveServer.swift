@@ -10,10 +10,10 @@ final class LiveServer: Sendable {
     let directory: URL
     let logs = LogSink.memory()
 
-    init(clients: [BizServerConfiguration.Client]? = nil) throws {
+    init(clients: [BizServerConfiguration.Client]? = nil, jwt: JWTConfiguration? = nil) throws {
         directory = FileManager.default.temporaryDirectory.appending(path: "biz-live-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        let configuration = BizServerConfiguration(
+        var configuration = BizServerConfiguration(
             port: 0, dataDirectory: directory.path, accessKey: BizServerHarness.accessKey,
             secretKey: BizServerHarness.secretKey,
             clients: clients ?? [
@@ -21,6 +21,7 @@ final class LiveServer: Sendable {
                       keyPrefix: "demo/")
             ],
             rateLimit: .init(tokensPerSecond: 1000, burst: 1000), threads: 2)
+        configuration.jwt = jwt
         let store = try SQLiteUploadRecordStore(
             path: directory.appending(path: "uploads.sqlite3").path, durableWrites: true)
         server = BizServer(configuration: configuration, store: store, logger: Logger(label: "live", sink: logs))

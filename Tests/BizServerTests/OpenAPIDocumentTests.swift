@@ -32,8 +32,48 @@ struct OpenAPIDocumentTests {
         #expect(routed == Self.documentedOperations)
     }
 
+    @Test func theRoutesAreTheSameWithEndUsersConfigured() async throws {
+        let fixture = try await JWTFixture.load()
+        let plain = BizServerHarness().server.router.routes.map { "\($0.method.rawValue) \($0.pattern.description)" }
+        let withJWT = BizServerHarness(jwt: try fixture.configuration()).server.router.routes
+            .map { "\($0.method.rawValue) \($0.pattern.description)" }
+        #expect(plain == withJWT)
+    }
+
+    static func operation(_ method: String, _ path: String) throws -> [String: Any] {
+        let paths = try #require(document["paths"] as? [String: [String: Any]])
+        return try #require(paths[path]?[method] as? [String: Any])
+    }
+
+    @Test func theUploadsQueryParametersAreExactlyTheOnesTheHandlerTakes() async throws {
+        let documented = (try Self.operation("get", "/v1/uploads")["parameters"] as? [[String: Any]] ?? [])
+            .compactMap { $0["name"] as? String }
+        #expect(Set(documented) == ["limit", "after", "key", "traceId", "endUser"])
+        let harness = BizServerHarness()
+        for name in documented + ["undocumented"] {
+            let value = name == "limit" ? "1" : "x"
+            let response = await harness.send(
+                .get, "/v1/uploads?\(name)=\(value)", headers: ["Authorization": "Bearer \(BizServerHarness.demoKey)"])
+            let unknown = response.errorText == "unknown query parameter '\(name)'"
+            #expect(unknown == (name == "undocumented"), "\(name): \(response.status) \(response.text)")
+        }
+    }
+
+    @Test func theTokenRequestSchemaListsEveryMemberTheHandlerTakes() async throws {
+        let schemas = try #require((Self.document["components"] as? [String: Any])?["schemas"] as? [String: Any])
+        let properties = try #require((schemas["TokenRequest"] as? [String: Any])?["properties"] as? [String: Any])
+        let harness = BizServerHarness()
+        for name in properties.keys.sorted() + ["undocumented"] {
+            let response = await harness.token("{\"\(name)\":null}")
+            let unknown = response.errorText == "unknown member '\(name)'"
+            #expect(unknown == (name == "undocumented"), "\(name): \(response.status) \(response.text)")
+        }
+        let security = try Self.operation("post", "/v1/uptoken")["security"] as? [[String: Any]] ?? []
+        #expect(Set(security.flatMap(\.keys)) == ["apiKey", "endUserJWT"])
+    }
+
     @Test(arguments: [
-        ("POST /v1/uptoken", ["200", "400", "401", "403", "413", "429"]),
+        ("POST /v1/uptoken", ["200", "400", "401", "403", "413", "429", "503"]),
         ("POST /v1/callback", ["200", "400", "401", "413", "503"]),
         ("GET /v1/uploads", ["200", "400", "401", "503"]),
         ("GET /v1/uploads/{id}", ["200", "401", "404"]),

@@ -22,7 +22,7 @@ struct TokenControllerTests {
         #expect(policy.scope == "demo:demo/a.txt")
         #expect(policy.deadline == 1_900_003_600)
         #expect(policy.endUser == "demo")
-        #expect(policy.fsizeMin == 1 && policy.fsizeLimit == 1 << 30)
+        #expect(policy.fsizeMin == 1 && policy.fsizeLimit == 5, "the declared fsize bounds the token")
         #expect(policy.saveKey == nil && !policy.isPrefixal)
         #expect(policy.callbackUrl == "http://127.0.0.1:8080/v1/callback")
         #expect(policy.callbackBodyType == "application/x-www-form-urlencoded")
@@ -42,6 +42,20 @@ struct TokenControllerTests {
         #expect(policy.isPrefixal)
         #expect(policy.saveKey == "demo/$(etag)$(ext)")
         #expect(policy.forceSaveKey == true)
+    }
+
+    // Issue 10 item 6: a declared size used to leave the client's 1 GiB limit in the token.
+    @Test func aDeclaredSizeBecomesTheTokensLimitAndExactSizeItsMinimumToo() async throws {
+        let harness = BizServerHarness()
+        let declared = try await harness.issuedPolicy(#"{"key":"demo/a","fsize":5}"#).policy
+        #expect(declared.fsizeLimit == 5)
+        #expect(declared.fsizeMin == 1, "without exactSize the client's minimum stays")
+        let exact = try await harness.issuedPolicy(#"{"key":"demo/a","fsize":5,"exactSize":true}"#).policy
+        #expect(exact.fsizeMin == 5 && exact.fsizeLimit == 5)
+        let notExact = try await harness.issuedPolicy(#"{"key":"demo/a","fsize":7,"exactSize":false}"#).policy
+        #expect(notExact.fsizeMin == 1 && notExact.fsizeLimit == 7)
+        let undeclared = try await harness.issuedPolicy(#"{"key":"demo/a"}"#).policy
+        #expect(undeclared.fsizeMin == 1 && undeclared.fsizeLimit == 1 << 30)
     }
 
     @Test func anEmptyBodyIsAnEmptyRequest() async throws {
@@ -92,6 +106,9 @@ struct TokenControllerTests {
             (#"{"vars":{"color":"red"}}"#, 400, "var names must look like x:name (x: then 1…64 of [A-Za-z0-9_-])", "invalid_request"),
             (#"{"vars":{"x:a":1}}"#, 400, "var 'x:a' must be a string", "invalid_request"),
             (#"{"traceId":"short"}"#, 400, "traceId must be 8…64 of [A-Za-z0-9_-]", "invalid_request"),
+            (#"{"exactSize":true}"#, 400, "exactSize needs fsize", "invalid_request"),
+            (#"{"fsize":5,"exactSize":"yes"}"#, 400, "exactSize must be true or false", "invalid_request"),
+            (#"{"vars":{"x:app":"mine"}}"#, 400, "var 'x:app' is set by the server for this client", "invalid_request"),
         ])
     func refuses(body: String, status: Int, error: String, reason: String) async throws {
         let harness = BizServerHarness { $0.mimeLimit = "image/*;text/plain" }

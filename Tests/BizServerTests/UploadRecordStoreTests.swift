@@ -142,6 +142,63 @@ func upload(
     }
 
     @Test(arguments: StoreKind.allCases)
+    func anUnknownOrForeignCursorIsNilNotAnEmptyPage(kind: StoreKind) async throws {
+        let file = TemporaryFile()
+        defer { file.remove() }
+        let store = try kind.make(file)
+        let a = try await store.record(upload(client: "client-a", key: "a"), receivedAt: 1000).record
+        let b = try await store.record(upload(client: "client-b", key: "b"), receivedAt: 1001).record
+        #expect(try await store.uploads(UploadQuery(clientID: "client-a", limit: 10, after: a.id)) == [])
+        #expect(try await store.uploads(UploadQuery(clientID: "client-a", limit: 10, after: b.id)) == nil)
+        #expect(try await store.uploads(UploadQuery(clientID: "client-a", limit: 10, after: "up_nope")) == nil)
+        #expect(try await store.uploads(UploadQuery(clientID: "client-a", limit: 10)) == [a])
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func filtersByKeyTraceAndEndUserExactlyWithTheCursor(kind: StoreKind) async throws {
+        let file = TemporaryFile()
+        defer { file.remove() }
+        let store = try kind.make(file)
+        var records: [UploadRecord] = []
+        for index in 0..<9 {
+            var new = upload(key: index % 3 == 0 ? "k/shared" : "k/\(index)", hash: "h\(index)")
+            new.endUser = index % 2 == 0 ? "even" : "odd"
+            new.traceID = "trace-\(index % 4)"
+            records.append(try await store.record(new, receivedAt: 1000 + Int64(index)).record)
+        }
+        _ = try await store.record(upload(client: "client-b", key: "k/shared", hash: "hb"), receivedAt: 2000)
+        func ids(_ query: UploadQuery) async throws -> [Int]? {
+            try await store.uploads(query)?.map { record in records.firstIndex(of: record) ?? -1 }
+        }
+        #expect(try await ids(UploadQuery(clientID: "client-a", limit: 10, key: "k/shared")) == [6, 3, 0])
+        #expect(try await ids(UploadQuery(clientID: "client-a", limit: 10, key: "k/")) == [])
+        #expect(try await ids(UploadQuery(clientID: "client-a", limit: 10, key: "K/SHARED")) == [])
+        #expect(try await ids(UploadQuery(clientID: "client-a", limit: 10, endUser: "odd")) == [7, 5, 3, 1])
+        #expect(try await ids(UploadQuery(clientID: "client-a", limit: 10, traceID: "trace-1")) == [5, 1])
+        #expect(try await ids(UploadQuery(clientID: "client-a", limit: 10, key: "k/shared", endUser: "even")) == [6, 0])
+        // Filters combine with the cursor and the limit: the cursor need not match the filter.
+        #expect(try await ids(UploadQuery(clientID: "client-a", limit: 1, after: records[6].id, endUser: "odd")) == [5])
+        #expect(try await ids(UploadQuery(clientID: "client-a", limit: 10, after: records[7].id, key: "k/shared")) == [6, 3, 0])
+        #expect(try await ids(UploadQuery(clientID: "client-a", limit: 0, endUser: "odd")) == [])
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func uploadSizesAreOneUsersSinceATimeOldestFirst(kind: StoreKind) async throws {
+        let file = TemporaryFile()
+        defer { file.remove() }
+        let store = try kind.make(file)
+        for (index, (user, client, at)) in [("u", "client-a", 3000), ("u", "client-a", 1000), ("v", "client-a", 2000),
+                                            ("u", "client-b", 2500), ("u", "client-a", 500)].enumerated() {
+            var new = upload(client: client, key: "k\(index)", fsize: Int64(10 * (index + 1)))
+            new.endUser = user
+            _ = try await store.record(new, receivedAt: Int64(at))
+        }
+        let sizes = try await store.uploadSizes(clientID: "client-a", endUser: "u", since: 1000)
+        #expect(sizes == [UploadSize(receivedAt: 1000, fsize: 20), UploadSize(receivedAt: 3000, fsize: 10)])
+        #expect(try await store.uploadSizes(clientID: "client-a", endUser: "U", since: 0).isEmpty)
+    }
+
+    @Test(arguments: StoreKind.allCases)
     func clientsAreComparedByBytes(kind: StoreKind) async throws {
         let file = TemporaryFile()
         defer { file.remove() }

@@ -7,6 +7,8 @@ Run by Tests/BizServerTests/SDKConformanceTests.swift against a biz-server on lo
 
 Checks, each printed as one line, then "N passed, M failed":
   * the SDK's Auth re-signing our encoded policy reproduces our token byte for byte;
+  * the policy the SDK decodes is bounded by the declared fsize (fsizeLimit; fsizeMin too with
+    "exactSize": true), and a client x: variable that clashes with a configured one (--server-var) is a 400;
   * callbacks signed by the SDK (QBox via token_of_request; Qiniu via QiniuMacRequestsAuth, which
     adds a signed X-Qiniu-Date) are accepted, a redelivery returns the same record, tampered ones get 401.
 """
@@ -49,6 +51,7 @@ def main():
     ap.add_argument("--sk", required=True)
     ap.add_argument("--api-key", required=True)
     ap.add_argument("--key-prefix", required=True)
+    ap.add_argument("--server-var", help="an x: variable the client entry configures (vars)")
     args = ap.parse_args()
     auth = Auth(args.ak, args.sk)
     bearer = {"Authorization": f"Bearer {args.api_key}"}
@@ -66,6 +69,17 @@ def main():
     _, _, policy = Auth.up_token_decode(token)
     check("scope is bucket:key", policy["scope"] == f"{issued['bucket']}:{key}", policy["scope"])
     check("SDK reads the bucket", Auth.get_bucket_name(token) == issued["bucket"])
+    check("declared fsize is the policy's fsizeLimit", policy.get("fsizeLimit") == 5 and "fsizeMin" not in policy,
+          policy)
+    r = requests.post(f"{args.base}/v1/uptoken", headers=bearer, timeout=10,
+                      json={"key": key, "fsize": 5, "exactSize": True})
+    exact = Auth.up_token_decode(r.json()["uptoken"])[2] if r.status_code == 200 else {}
+    check("exactSize makes fsizeMin = fsizeLimit = fsize", exact.get("fsizeMin") == 5 and exact.get("fsizeLimit") == 5,
+          f"{r.status_code} {exact or r.text}")
+    if args.server_var:
+        r = requests.post(f"{args.base}/v1/uptoken", headers=bearer, timeout=10,
+                          json={"key": key, "vars": {args.server_var: "client-value"}})
+        check("a client var clashing with a configured one is a 400", r.status_code == 400, f"{r.status_code} {r.text}")
 
     # The callback an up-server would send for this token, rendered from the signed policy.
     values = {"bucket": issued["bucket"], "key": key, "etag": "Fqr0xh3cxeii2r7eDztILNmuqUNN", "fsize": 5,
