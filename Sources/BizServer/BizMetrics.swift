@@ -11,6 +11,10 @@ struct BizMetrics: Sendable {
     let callbacksRejected: Counter
     let storeErrors: Counter
     let jwksFetches: Counter
+    let adminRequests: Counter
+    let apiKeysCreated: Counter
+    let apiKeysRevoked: Counter
+    let apiKeyPolls: Counter
 
     init(_ registry: Metrics) {
         self.registry = registry
@@ -26,6 +30,16 @@ struct BizMetrics: Sendable {
         storeErrors = registry.counter("upgate_biz_store_errors_total", "Upload store operations that failed.")
         jwksFetches = registry.counter(
             "upgate_biz_jwks_fetches_total", "Fetches of the jwt.jwksURL key set, by outcome (ok, failed).",
+            labels: ["outcome"])
+        adminRequests = registry.counter(
+            "upgate_biz_admin_requests_total", "Admin API requests, by operation and outcome (ok or the error's name).",
+            labels: ["operation", "outcome"])
+        apiKeysCreated = registry.counter(
+            "upgate_biz_api_keys_created_total", "Stored API keys this server has seen appear (admin API or keys create).")
+        apiKeysRevoked = registry.counter(
+            "upgate_biz_api_keys_revoked_total", "Stored API keys this server has seen revoked (admin API or keys revoke).")
+        apiKeyPolls = registry.counter(
+            "upgate_biz_api_key_polls_total", "Checks of the API key store for changes, by outcome (ok, failed).",
             labels: ["outcome"])
     }
 }

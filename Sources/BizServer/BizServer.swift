@@ -15,13 +15,19 @@ import UpCore
 /// ```
 ///
 /// Endpoints (documented in `Config/openapi/biz-server.json`): `POST /v1/uptoken`,
-/// `POST /v1/callback`, `GET /v1/uploads`, `GET /v1/uploads/:id`, `GET /healthz`, `GET /metrics`.
-/// It runs in the shared shell (`ServiceHost`); a reload (SIGHUP) rebuilds the routes from the
-/// new configuration (clients, keys, up hosts, limits) and swaps them in.
+/// `POST /v1/callback`, `GET /v1/uploads`, `GET /v1/uploads/:id`, `GET /healthz`, `GET /metrics`,
+/// and the admin API `GET|POST /v1/admin/keys`, `DELETE /v1/admin/keys/:id`.
+/// It runs in the shared shell (`ServiceHost`): the stored API keys are loaded before it listens
+/// and followed by a background poller; a reload (SIGHUP) rebuilds the routes from the new
+/// configuration (clients, keys, up hosts, limits, jwt, admin token) and swaps them in.
 public final class BizServer: HostedService {
-    /// The store, clock and metrics every version of the routes shares.
+    /// The stores, clock and metrics every version of the routes shares.
     private struct Parts: Sendable {
         let store: any UploadRecordStore
+        /// Where created API keys live (nil: only the configured keys, no admin creation).
+        let keys: (any APIKeyStore)?
+        /// The stored API keys this server honours, followed by a poller while it runs.
+        let liveKeys: LiveAPIKeys?
         let clock: any WallClock
         let metrics: BizMetrics
         let boundPort: BoundPort
@@ -42,34 +48,62 @@ public final class BizServer: HostedService {
     /// - Parameters:
     ///   - configuration: A validated configuration.
     ///   - store: Where upload records go (SQLite in production, in-memory in tests).
+    ///   - keys: Where API keys created by `biz-server keys create` or the admin API live; without
+    ///     one only the configured keys work and the admin API cannot create any.
     ///   - clock: Wall clock for token deadlines, rate limits and replay windows.
     ///   - logger: Receives JSON-lines logs; never given a secret.
     public init(
         configuration: BizServerConfiguration,
         store: any UploadRecordStore,
+        keys: (any APIKeyStore)? = nil,
         clock: any WallClock = SystemClock(),
         logger: Logger,
         metrics: Metrics = Metrics()
     ) {
         self.metrics = metrics
-        let parts = Parts(store: store, clock: clock, metrics: BizMetrics(metrics), boundPort: BoundPort(), logger: logger)
+        let bizMetrics = BizMetrics(metrics)
+        let liveKeys = keys.map { LiveAPIKeys(store: $0, clock: clock, metrics: bizMetrics, logger: logger) }
+        let parts = Parts(
+            store: store, keys: keys, liveKeys: liveKeys, clock: clock, metrics: bizMetrics, boundPort: BoundPort(),
+            logger: logger)
         self.parts = parts
         let limiter = RateLimiter(configuration.rateLimit)
         current = Mutex((configuration, limiter))
         let http = HTTPMetrics(metrics, prefix: "upgate_biz")
+        var tasks: [ServiceHost.BackgroundTask] = []
+        if let liveKeys { tasks.append(.running("api-key-poller") { await liveKeys.poll() }) }
         host = ServiceHost(
             for: configuration, router: Self.routes(configuration, limiter: limiter, parts: parts), logger: logger,
-            observer: { http.observe($0) }, boundPort: parts.boundPort,
+            observer: { http.observe($0) }, tasks: tasks, boundPort: parts.boundPort,
+            clientAddress: Self.clientAddress(configuration.access.trustedProxies),
             announce: { [parts] in
                 [("callbackUrl", .string(Self.callbackURL(configuration, parts.boundPort)))]
             })
     }
 
-    /// Opens the production store, `<dataDirectory>/uploads.sqlite3`, and builds the server.
+    /// Who sent a request: the peer, or the client a trusted proxy names in `X-Forwarded-For`.
+    private static func clientAddress(_ proxies: TrustedProxies) -> (@Sendable (String, HTTPHeaders) -> String)? {
+        guard !proxies.isEmpty else { return nil }
+        return { peer, headers in proxies.clientAddress(peer: peer, forwardedFor: headers.values(for: "X-Forwarded-For")) }
+    }
+
+    /// Opens the production stores in the data directory, `uploads.sqlite3` and the API key
+    /// store, and builds the server.
     public static func open(configuration: BizServerConfiguration, logger: Logger) throws -> BizServer {
         let store = try SQLiteUploadRecordStore(
             path: configuration.dataDirectory + "/uploads.sqlite3", durableWrites: configuration.durableWrites)
-        return BizServer(configuration: configuration, store: store, logger: logger)
+        let keys = try SQLiteAPIKeyStore(directory: configuration.dataDirectory, durableWrites: configuration.durableWrites)
+        return BizServer(configuration: configuration, store: store, keys: keys, logger: logger)
+    }
+
+    /// Loads the stored API keys before the server listens, so a stored key works from the first
+    /// request on (the poller follows changes afterwards).
+    public func prepare() async throws { try await refreshKeys() }
+
+    /// Loads the stored API keys now if they changed (``run()`` does this before listening; the
+    /// poller started with the server does it every 250 ms).
+    public func refreshKeys() async throws {
+        try await parts.liveKeys?.refresh()
     }
 
     /// The configuration in force (the last one reloaded).
@@ -90,7 +124,7 @@ public final class BizServer: HostedService {
     /// The routes for `configuration`: rebuilt on every reload, over the same store and metrics.
     private static func routes(_ configuration: BizServerConfiguration, limiter: RateLimiter, parts: Parts) -> Router {
         let mac = HMACSHA1(key: Array(configuration.secretKey.utf8))
-        let clients = ClientDirectory(configuration.clients)
+        let clients = ClientDirectory(configuration.clients, stored: parts.liveKeys, clock: parts.clock)
         let boundPort = parts.boundPort
         var router = Router()
         TokenController(
@@ -101,7 +135,8 @@ public final class BizServer: HostedService {
                 EndUserAuthenticator(
                     $0, clients: configuration.clients, serverRate: configuration.rateLimit, store: parts.store,
                     clock: parts.clock, logger: parts.logger, metrics: parts.metrics)
-            }
+            },
+            addresses: configuration.access.addressRateLimit.map(AddressLimiter.init)
         ).register(on: &router)
         CallbackController(
             authenticator: CallbackAuthenticator(
@@ -124,6 +159,11 @@ public final class BizServer: HostedService {
             },
             unavailable: "store unavailable", registry: metrics.registry
         ).register(on: &router)
+        AdminKeysController(
+            gate: AdminGate(access: configuration.access, clock: parts.clock, metrics: parts.metrics),
+            manager: APIKeyManager(store: parts.keys, clients: configuration.clients), live: parts.liveKeys,
+            clock: parts.clock
+        ).register(on: &router)
         return router
     }
 
@@ -131,8 +171,12 @@ public final class BizServer: HostedService {
     @discardableResult
     public func start() throws(HTTPServer.StartError) -> Int { try host.start() }
 
-    /// Starts (if needed) and serves until SIGINT/SIGTERM, then shuts down gracefully.
-    public func run() async throws(HTTPServer.StartError) { try await host.run() }
+    /// Loads the stored keys, starts (if needed) and serves until SIGINT/SIGTERM, then shuts down
+    /// gracefully.
+    public func run() async throws {
+        if !host.isRunning { try await refreshKeys() }
+        try await host.run()
+    }
 
     /// Stops accepting, lets in-flight requests finish, stops.
     public func shutdown() async { await host.shutdown() }
@@ -156,6 +200,8 @@ public final class BizServer: HostedService {
                 ("clientsChanged", .string(clients.changed)),
                 ("accessKey", .string(old.accessKey == configuration.accessKey ? "unchanged" : "changed")),
                 ("secretKey", .string(old.secretKey == configuration.secretKey ? "unchanged" : "changed")),
+                ("adminToken", .string(
+                    old.access.adminTokenSHA256 == configuration.access.adminTokenSHA256 ? "unchanged" : "changed")),
             ],
             needsRestart: old.restartOnlyDifferences(to: configuration))
     }

@@ -19,7 +19,8 @@ public import ServerShell
 /// | `rateLimit` | `{"tokensPerSecond": 10, "burst": 20}` |
 /// | `replay` | `{"maxClockSkewSeconds": 300, "requireSignedDate": false}` |
 /// | `durableWrites` | `true` |
-/// | `clients[]` | `id`, `apiKeySHA256` (or `UPGATE_API_KEYS`), `bucket` required; `endUser`, `keyPrefix` (`"{client}/"`), `fsizeMin`, `fsizeLimit`, `mimeLimit`, `tokenLifetimeSeconds` (3600), `insertOnly` (false), `callbackBodyType` (`"form"` or `"json"`), `returnBody`, `vars` ({}) |
+/// | `adminTokenSHA256`, `trustedProxies`, `addressRateLimit` | see ``BizServerConfiguration/Access`` |
+/// | `clients[]` | `id`, `bucket` required; `apiKeySHA256` (or `UPGATE_API_KEYS`; none: only stored keys); `endUser`, `keyPrefix` (`"{client}/"`), `fsizeMin`, `fsizeLimit`, `mimeLimit`, `tokenLifetimeSeconds` (3600), `insertOnly` (false), `callbackBodyType` (`"form"` or `"json"`), `returnBody`, `vars` ({}) |
 ///
 /// The `jwt` block and the per-user client keys are read in `BizServerConfiguration+JWT.swift`.
 /// A new block is one more read in ``read(_:environment:)`` (`try file.object("…")`, then its
@@ -31,6 +32,7 @@ public import ServerShell
 /// |---|---|
 /// | `UPGATE_ACCESS_KEY`, `UPGATE_SECRET_KEY` | Qiniu AK / SK: both or neither (one alone stops the server) |
 /// | `UPGATE_API_KEYS` | `client=apikey,client2=apikey2`: plaintext keys, hashed at load |
+/// | `UPGATE_ADMIN_TOKEN` | the admin API's token (≥ 16 characters), hashed at load |
 /// | `UPGATE_BIZ_PUBLIC_BASE_URL` | `publicBaseURL` |
 /// | `UPGATE_UP_HOSTS` | comma-separated `upHosts` |
 extension BizServerConfiguration {
@@ -63,6 +65,7 @@ extension BizServerConfiguration {
             threads: common.threads, connections: common.connections)
         try configuration.apply(environment: environment)
         try configuration.readJWT(try file.object("jwt"), perUser: perUser, environment: environment)
+        try configuration.readAccess(file, environment: environment)
         return configuration
     }
 

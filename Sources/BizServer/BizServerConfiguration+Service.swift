@@ -27,13 +27,15 @@ extension BizServerConfiguration: ServiceConfiguration {
         return warnings
     }
 
-    /// The settings a reload cannot change in a running server (the listener, the store and
+    /// The settings a reload cannot change in a running server (the listener, the stores and
     /// the thread pool are built once): their names where `other` differs.
     func restartOnlyDifferences(to other: BizServerConfiguration) -> [String] {
         var names: [String] = []
         if durableWrites != other.durableWrites { names.append("durableWrites") }
         if threads != other.threads { names.append("threads") }
         if connections != other.connections { names.append("maxConnections/headerTimeoutSeconds/maxConnectionsPerAddress") }
+        // Who the client is is decided by the listener, built once (`HTTPServer.Configuration.clientAddress`).
+        if access.trustedProxies != other.access.trustedProxies { names.append("trustedProxies") }
         return names
     }
 }

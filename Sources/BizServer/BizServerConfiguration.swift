@@ -39,6 +39,9 @@ public struct BizServerConfiguration: Sendable {
     public var connections: ConnectionLimits
     /// End users authenticated by the app's own JWTs; none by default (see `JWTConfiguration`).
     public var jwt: JWTConfiguration? = nil
+    /// Who may use the admin API and how client addresses are found and limited (issue 11 §3);
+    /// see `BizServerConfiguration+Access.swift`.
+    public var access = Access()
 
     /// Creates a configuration; every parameter has the documented default.
     public init(
@@ -84,7 +87,8 @@ public struct BizServerConfiguration: Sendable {
     public struct Client: Sendable, Equatable {
         /// Stable client id, recorded with each upload. Also the default `endUser`.
         public var id: String
-        /// Hex SHA-256 of the client's API key (the key itself is never stored).
+        /// Hex SHA-256 of the client's API key (the key itself is never stored); `""` when the
+        /// client has only keys from the key store.
         public var apiKeySHA256: String
         /// `endUser` put into the policy. Default: the client id.
         public var endUser: String?
@@ -208,6 +212,7 @@ public struct BizServerConfiguration: Sendable {
         guard replay.maxClockSkewSeconds > 0 else { throw ConfigurationError("maxClockSkewSeconds must be > 0") }
         if let problem = connections.problem { throw ConfigurationError(problem) }
         try jwt?.validate(clients: clients)
+        try access.validate()
         var seenIDs = Set<String>()
         var seenKeys = Set<String>()
         for client in clients {
@@ -215,10 +220,10 @@ public struct BizServerConfiguration: Sendable {
             guard !client.id.isEmpty, seenIDs.insert(client.id).inserted else {
                 throw ConfigurationError("client ids must be non-empty and unique (\(name))")
             }
-            guard client.apiKeySHA256.count == 64, client.apiKeySHA256.allSatisfy(\.isHexDigit) else {
+            guard client.apiKeySHA256.isEmpty || Self.isSHA256Hex(client.apiKeySHA256) else {
                 throw ConfigurationError("\(name): apiKeySHA256 must be 64 hex digits")
             }
-            guard seenKeys.insert(client.apiKeySHA256).inserted else {
+            guard client.apiKeySHA256.isEmpty || seenKeys.insert(client.apiKeySHA256).inserted else {
                 throw ConfigurationError("\(name): the same API key is configured twice")
             }
             guard !client.bucket.isEmpty, !client.bucket.contains(":") else {

@@ -14,6 +14,8 @@ struct TokenController: Sendable {
     let callbackURL: @Sendable () -> String
     /// End users' JWTs, when the configuration has a `jwt` block.
     var endUsers: EndUserAuthenticator? = nil
+    /// `addressRateLimit`, when configured.
+    var addresses: AddressLimiter? = nil
 
     /// Largest accepted request body.
     static let maxBodyBytes = 16 << 10
@@ -37,32 +39,35 @@ struct TokenController: Sendable {
     /// An API client's token.
     func issue(_ request: Request, _ context: RequestContext) throws -> Response {
         try recordingRefusals(context) { () throws(BizError) in
-            let client = try clients.authenticate(authorization: request.headers["Authorization"])
             let now = clock.now()
-            try limiter.take(clientID: client.id, now: now)
+            try addresses?.take(request.remoteAddress, now: now)
+            let caller = try clients.caller(authorization: request.headers["Authorization"])
+            try limiter.take(clientID: caller.client.id, now: now)
             let tokenRequest = try TokenRequest.parse(request.body)
-            return try sign(for: client, subject: nil, tokenRequest, now: now, context)
+            return try sign(for: caller.client, subject: nil, apiKey: caller.keyID, tokenRequest, now: now, context)
         }
     }
 
-    /// An end user's token when the bearer is a JWT, else an API client's.
+    /// An end user's token when the bearer is a JWT, else an API client's. An issued key
+    /// (`upk_…`) is never taken for a JWT, whatever it contains.
     func issueAny(_ request: Request, _ context: RequestContext) async throws -> Response {
         guard let endUsers, let token = ClientDirectory.bearer(request.headers["Authorization"]),
-              CompactJWT.looksLikeJWT(token)
+              !IssuedAPIKey.hasPrefix(token), CompactJWT.looksLikeJWT(token)
         else { return try issue(request, context) }
         do {
             let now = clock.now()
+            try addresses?.take(request.remoteAddress, now: now)
             let subject = try await endUsers.authenticate(String(token), now: now)
             let tokenRequest = try TokenRequest.parse(request.body)
             let user = try await endUsers.endUser(subject, declared: tokenRequest.fsize, now: now)
-            return try sign(for: endUsers.client, subject: TokenSubject(user), tokenRequest, now: now, context)
+            return try sign(for: endUsers.client, subject: TokenSubject(user), apiKey: nil, tokenRequest, now: now, context)
         } catch {
             throw refused(error, context)
         }
     }
 
     private func sign(
-        for client: BizServerConfiguration.Client, subject: TokenSubject?, _ tokenRequest: TokenRequest, now: Double,
+        for client: BizServerConfiguration.Client, subject: TokenSubject?, apiKey: String?, _ tokenRequest: TokenRequest, now: Double,
         _ context: RequestContext
     ) throws(BizError) -> Response {
         let traceID = tokenRequest.traceID ?? TraceID.generate()
@@ -70,9 +75,11 @@ struct TokenController: Sendable {
             for: client, subject: subject, request: tokenRequest, now: Int64(now.rounded(.down)), traceID: traceID,
             callbackURL: callbackURL())
         metrics.tokensIssued.increment([client.id])
-        // On the request's access-log line: one line per request. Never the JWT or the API key.
+        // On the request's access-log line: one line per request. Never the JWT or the API key,
+        // only the key's id (which shows when a rotated-out key has stopped being used).
         context.addLogFields(
-            ["event": "token issued", "client": .string(client.id), "endUser": .string(issued.policy.endUser ?? ""),
+            ["event": "token issued", "client": .string(client.id), "apiKey": .string(apiKey ?? ""),
+             "endUser": .string(issued.policy.endUser ?? ""),
              "trace": .string(traceID), "scope": .string(issued.policy.scope), "deadline": .int(issued.expiresAt)])
         return Response.json(raw: Self.json(issued), headers: ["Cache-Control": "no-store"])
     }

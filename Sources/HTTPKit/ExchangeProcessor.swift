@@ -21,11 +21,17 @@ final class ExchangeProcessor: Sendable {
     let handlerTimeout: Duration
     /// The server's own pieces (its observer), inside the router's.
     private let extra: [any Middleware]
+    /// Who the client is, from the peer address and the headers (trusted proxies).
+    let clientAddress: (@Sendable (String, HTTPHeaders) -> String)?
 
-    init(router: Router, logger: Logger, extra: [any Middleware], handlerTimeout: Duration) {
+    init(
+        router: Router, logger: Logger, extra: [any Middleware], handlerTimeout: Duration,
+        clientAddress: (@Sendable (String, HTTPHeaders) -> String)? = nil
+    ) {
         self.logger = logger
         self.extra = extra
         self.handlerTimeout = handlerTimeout
+        self.clientAddress = clientAddress
         current = Mutex((router, Self.pipeline(of: router, extra: extra, logger: logger)))
     }
 
@@ -55,7 +61,7 @@ final class ExchangeProcessor: Sendable {
             method: HTTPMethod(rawValue: raw.method),
             target: raw.target,
             headers: headers,
-            remoteAddress: raw.remoteAddress,
+            remoteAddress: clientAddress?(raw.remoteAddress, headers) ?? raw.remoteAddress,
             requestID: ""
         )
         pipeline.middleware.prepare(&request)

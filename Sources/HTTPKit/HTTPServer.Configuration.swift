@@ -36,6 +36,10 @@ extension HTTPServer {
         /// Default 0: no limit — right behind a reverse proxy, where every client has the proxy's
         /// address; set it when clients connect directly.
         public var maxConnectionsPerAddress: Int
+        /// Finds the client's address from the socket's peer address and the request headers
+        /// (behind trusted proxies, from `X-Forwarded-For`); what handlers, rate limits and the
+        /// access log see as ``Request/remoteAddress``. Default nil: the peer address.
+        public var clientAddress: (@Sendable (_ peer: String, _ headers: HTTPHeaders) -> String)? = nil
 
         /// The number of active processor cores (the default thread count).
         public static var coreCount: Int { ProcessInfo.processInfo.activeProcessorCount }

@@ -30,7 +30,7 @@ public final class HTTPServer: Sendable {
         self.configuration = configuration
         self.processor = ExchangeProcessor(
             router: router, logger: logger, extra: observer.map { [ResponseObserver($0)] } ?? [],
-            handlerTimeout: configuration.handlerTimeout)
+            handlerTimeout: configuration.handlerTimeout, clientAddress: configuration.clientAddress)
     }
 
     /// The routes. Setting it takes effect for requests whose head arrives afterwards (requests

@@ -16,7 +16,8 @@ public struct Request: Sendable {
     public var queryItems: [(name: String, value: String)]
     /// Header fields in arrival order.
     public var headers: HTTPHeaders
-    /// The client's IP address, or `""` in-process.
+    /// The client's IP address: the socket's peer, or what `HTTPServer.Configuration.clientAddress`
+    /// made of it (behind trusted proxies); `""` in-process.
     public var remoteAddress: String
     /// The request id echoed in `X-Reqid`.
     public var requestID: String

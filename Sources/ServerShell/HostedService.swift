@@ -1,6 +1,7 @@
 public import Basics
 public import Foundation
 public import HTTPKit
+import NativeOS
 
 /// A server that ``ServiceHost/main(_:usage:arguments:environment:)`` can run as a process:
 /// biz-server and up-server.
@@ -18,12 +19,23 @@ public protocol HostedService: AnyObject, Sendable {
     /// The host that serves it.
     var host: ServiceHost { get }
 
+    /// Work to finish before the server listens (biz-server loads its stored API keys, so a
+    /// stored key works from the first request on). Default: nothing.
+    ///
+    /// - Throws: a runtime failure (exit 1).
+    func prepare() async throws
+
     /// Applies `configuration`, re-read from the file on SIGHUP and already valid, to the
     /// running service, and says what changed; settings that only a restart can change are
     /// listed in ``ReloadSummary/needsRestart`` and keep their running values.
     ///
     /// - Throws: ``ConfigurationError`` if it cannot be applied; the running configuration stays.
     func reload(_ configuration: Configuration) throws(ConfigurationError) -> ReloadSummary
+}
+
+extension HostedService {
+    /// Nothing to prepare.
+    public func prepare() async throws {}
 }
 
 /// What a server's configuration offers the shell.
@@ -56,6 +68,23 @@ public protocol ServiceConfiguration: Sendable {
 }
 
 extension ServiceConfiguration {
+    /// Reads the configuration file at `path` (as the user named it), then as
+    /// ``load(json:source:environment:overrides:)``.
+    ///
+    /// - Throws: ``ConfigurationError``; a file that cannot be read is `cannot read configuration
+    ///   <path>: <reason> (choose one with --config FILE)`.
+    public static func load(
+        path: String, environment: [String: String], overrides: ServerCommandLine.Overrides = .init()
+    ) throws(ConfigurationError) -> Self {
+        let bytes: [UInt8]
+        do {
+            bytes = try NativeFile.contents(atPath: path)
+        } catch {
+            throw ConfigurationError("cannot read configuration \(path): \(error.reason) (choose one with --config FILE)")
+        }
+        return try load(json: bytes, source: path, environment: environment, overrides: overrides)
+    }
+
     /// Parses configuration JSON that is not a file (tests, library callers; messages name it
     /// `the configuration`), applies `environment` and validates.
     public static func load(json: Data, environment: [String: String]) throws(ConfigurationError) -> Self {

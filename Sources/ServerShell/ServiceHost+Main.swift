@@ -14,7 +14,8 @@ extension ServiceHost {
     ///    one line, exit 78.
     /// 3. ``HostedService/open(configuration:logger:)``: a configuration problem → exit 78,
     ///    anything else (a store that cannot be opened) → one line, exit 1.
-    /// 4. The start-up warnings (development credentials…), then ``run(onHangUp:)``: a port
+    /// 4. The start-up warnings (development credentials…), ``HostedService/prepare()`` (exit 1
+    ///    if it fails), then ``run(onHangUp:)``: a port
     ///    that cannot be listened on → `cannot listen on 127.0.0.1:8080: address already in
     ///    use`, exit 78. SIGHUP reloads the configuration (``reload(_:command:environment:running:logger:)``).
     /// 5. After SIGINT/SIGTERM and a clean stop: exit 0.
@@ -51,6 +52,11 @@ extension ServiceHost {
             command.fail("cannot open the data directory \(configuration.dataDirectory): \(error)", status: 1)
         }
         for warning in configuration.warnings { warning.log(to: logger) }
+        do {
+            try await opened.prepare()
+        } catch {
+            command.fail("cannot start: \(error)", status: 1)
+        }
         let running = RunningConfiguration(configuration)
         do throws(HTTPServer.StartError) {
             try await opened.host.run {
@@ -66,15 +72,7 @@ extension ServiceHost {
     static func load<Configuration: ServiceConfiguration>(
         _ type: Configuration.Type, command: ServerCommandLine, environment: [String: String]
     ) throws(ConfigurationError) -> Configuration {
-        let bytes: [UInt8]
-        do {
-            bytes = try NativeFile.contents(atPath: command.configPath)
-        } catch {
-            throw ConfigurationError(
-                "cannot read configuration \(command.configPath): \(error.reason) (choose one with --config FILE)")
-        }
-        return try Configuration.load(
-            json: bytes, source: command.configPath, environment: environment, overrides: command.overrides)
+        try Configuration.load(path: command.configPath, environment: environment, overrides: command.overrides)
     }
 
     static func createDataDirectory(_ path: String) throws(ConfigurationError) {

@@ -10,6 +10,7 @@ let usage = ServerCommandLine.usage(
                                       set both or neither, one alone stops the server)
           UPGATE_SECRET_KEY           Qiniu SecretKey
           UPGATE_API_KEYS             client=apikey[,client2=apikey2] (plaintext; hashed at load)
+          UPGATE_ADMIN_TOKEN          the admin API's bearer token, >= 16 characters (hashed at load)
           UPGATE_BIZ_PUBLIC_BASE_URL  externally visible base URL for the callback URL in tokens
           UPGATE_UP_HOSTS             comma-separated up hosts handed to clients
         """,
@@ -19,6 +20,7 @@ let usage = ServerCommandLine.usage(
         """,
     stop: "stop accepting, finish in-flight requests, exit 0.",
     reload: """
-        reload the clients, keys, up hosts and limits from the configuration file (the address,
-        port, data directory, threads and connection limits need a restart).
+        reload the clients, keys, up hosts, limits, jwt block and admin token from the configuration
+        file (the address, port, data directory, threads, connection limits and trusted proxies need
+        a restart).
         """)

@@ -1,5 +1,7 @@
 import BizServer
 import ServerShell
 
-// Everything else (arguments, configuration, signals, exit codes) is the shared shell's.
+// `biz-server keys …` manages stored API keys; everything else (arguments, configuration,
+// signals, exit codes) is the shared shell's.
+if CommandLine.arguments.dropFirst().first == "keys" { await KeysCommand.main(Array(CommandLine.arguments.dropFirst(2))) }
 await ServiceHost.main(BizServer.self, usage: usage)

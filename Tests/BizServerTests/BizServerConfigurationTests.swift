@@ -21,6 +21,7 @@ struct BizServerConfigurationTests {
         #expect(demo.bucket == "demo")
         #expect(demo.resolvedKeyPrefix == "demo/")
         #expect(demo.apiKeySHA256 == BizServerConfiguration.apiKeyHash("dev-api-key"))
+        #expect(configuration.access.adminTokenSHA256 == BizServerConfiguration.apiKeyHash("dev-admin-token"))
     }
 
     @Test func environmentOverridesSecretsAndHashesAPIKeys() throws {

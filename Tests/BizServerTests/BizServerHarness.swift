@@ -14,9 +14,11 @@ struct BizServerHarness {
     static let secretKey = "test-sk"
     static let demoKey = "demo-api-key"
     static let otherKey = "other-api-key"
+    static let adminToken = "harness-admin-token-0123456789"
 
     let server: BizServer
     let store: InMemoryUploadRecordStore
+    let keys: InMemoryAPIKeyStore
     let clock: ManualClock
     let logs: LogSink
     let mac = HMACSHA1(key: Array(secretKey.utf8))
@@ -26,6 +28,8 @@ struct BizServerHarness {
         replay: BizServerConfiguration.ReplayProtection = .init(),
         demo: (inout BizServerConfiguration.Client) -> Void = { _ in },
         jwt: JWTConfiguration? = nil,
+        access: BizServerConfiguration.Access = .init(
+            adminTokenSHA256: BizServerConfiguration.apiKeyHash(BizServerHarness.adminToken)),
         wrapStore: (InMemoryUploadRecordStore) -> any UploadRecordStore = { $0 }
     ) {
         var demoClient = BizServerConfiguration.Client(
@@ -39,18 +43,21 @@ struct BizServerHarness {
             port: 8080, accessKey: Self.accessKey, secretKey: Self.secretKey, clients: [demoClient, other],
             rateLimit: rateLimit, replay: replay)
         configuration.jwt = jwt
+        configuration.access = access
         store = InMemoryUploadRecordStore()
+        keys = InMemoryAPIKeyStore()
         clock = ManualClock(1_900_000_000)
         logs = LogSink.memory()
         server = BizServer(
-            configuration: configuration, store: wrapStore(store), clock: clock, logger: Logger(label: "test", sink: logs))
+            configuration: configuration, store: wrapStore(store), keys: keys, clock: clock,
+            logger: Logger(label: "test", sink: logs))
     }
 
     /// Sends one request through the router.
     func send(
-        _ method: HTTPMethod, _ target: String, headers: HTTPHeaders = [:], body: [UInt8] = []
+        _ method: HTTPMethod, _ target: String, headers: HTTPHeaders = [:], body: [UInt8] = [], remoteAddress: String = ""
     ) async -> Response {
-        let request = Request(method: method, target: target, headers: headers, body: body)
+        let request = Request(method: method, target: target, headers: headers, body: body, remoteAddress: remoteAddress)
         return await server.router.respond(to: request, logger: Logger(label: "test", sink: logs))
     }
 
@@ -59,6 +66,15 @@ struct BizServerHarness {
         await send(
             .post, "/v1/uptoken", headers: ["Authorization": "Bearer \(apiKey)", "Content-Type": "application/json"],
             body: Array(json.utf8))
+    }
+
+    /// An admin API request with `token` (the harness's admin token unless given; nil: none).
+    func admin(
+        _ method: HTTPMethod, _ target: String, body: String? = nil, token: String? = BizServerHarness.adminToken
+    ) async -> Response {
+        var headers: HTTPHeaders = [:]
+        if let token { headers.add(name: "Authorization", value: "Bearer \(token)") }
+        return await send(method, target, headers: headers, body: Array((body ?? "").utf8))
     }
 
     /// `POST /v1/uptoken` as an end user presenting `jwt`.

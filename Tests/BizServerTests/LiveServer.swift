@@ -10,7 +10,12 @@ final class LiveServer: Sendable {
     let directory: URL
     let logs = LogSink.memory()
 
-    init(clients: [BizServerConfiguration.Client]? = nil, jwt: JWTConfiguration? = nil) throws {
+    let keys: SQLiteAPIKeyStore
+
+    init(
+        clients: [BizServerConfiguration.Client]? = nil, jwt: JWTConfiguration? = nil,
+        access: BizServerConfiguration.Access = .init()
+    ) throws {
         directory = FileManager.default.temporaryDirectory.appending(path: "biz-live-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         var configuration = BizServerConfiguration(
@@ -22,9 +27,12 @@ final class LiveServer: Sendable {
             ],
             rateLimit: .init(tokensPerSecond: 1000, burst: 1000), threads: 2)
         configuration.jwt = jwt
+        configuration.access = access
+        keys = try SQLiteAPIKeyStore(directory: directory.path)
         let store = try SQLiteUploadRecordStore(
             path: directory.appending(path: "uploads.sqlite3").path, durableWrites: true)
-        server = BizServer(configuration: configuration, store: store, logger: Logger(label: "live", sink: logs))
+        server = BizServer(
+            configuration: configuration, store: store, keys: keys, logger: Logger(label: "live", sink: logs))
         port = try server.start()
     }
 

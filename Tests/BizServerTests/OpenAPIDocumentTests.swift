@@ -72,12 +72,61 @@ struct OpenAPIDocumentTests {
         #expect(Set(security.flatMap(\.keys)) == ["apiKey", "endUserJWT"])
     }
 
+    @Test func theKeyCreationSchemaListsEveryMemberTheHandlerTakes() async throws {
+        let schemas = try #require((Self.document["components"] as? [String: Any])?["schemas"] as? [String: Any])
+        let properties = try #require((schemas["KeyCreationRequest"] as? [String: Any])?["properties"] as? [String: Any])
+        #expect(Set(properties.keys) == ["client", "name", "expires"])
+        let harness = BizServerHarness()
+        for name in properties.keys.sorted() + ["undocumented"] {
+            let response = await harness.admin(.post, "/v1/admin/keys", body: "{\"client\":\"demo\",\"\(name)\":null}")
+            let unknown = response.errorText == "unknown member '\(name)'"
+            #expect(unknown == (name == "undocumented"), "\(name): \(response.status) \(response.text)")
+        }
+        let documented = (try Self.operation("get", "/v1/admin/keys")["parameters"] as? [[String: Any]] ?? [])
+            .compactMap { $0["name"] as? String }
+        for name in documented + ["undocumented"] {
+            let response = await harness.admin(.get, "/v1/admin/keys?\(name)=x")
+            let unknown = response.errorText == "unknown query parameter '\(name)'"
+            #expect(unknown == (name == "undocumented"), "\(name): \(response.status) \(response.text)")
+        }
+    }
+
+    @Test func everyAdminOperationNeedsTheAdminTokenAndNothingElseDoes() throws {
+        let paths = try #require(Self.document["paths"] as? [String: [String: Any]])
+        for (path, operations) in paths {
+            for (method, value) in operations {
+                let security = ((value as? [String: Any])?["security"] as? [[String: Any]] ?? []).flatMap(\.keys)
+                #expect(security.contains("adminToken") == path.hasPrefix("/v1/admin/"), "\(method) \(path): \(security)")
+                if path.hasPrefix("/v1/admin/") { #expect(security == ["adminToken"], "\(method) \(path)") }
+            }
+        }
+    }
+
+    /// The keys the admin API answers with are exactly the documented schemas' members.
+    @Test func createdAndListedKeysHaveTheDocumentedMembers() async throws {
+        let schemas = try #require((Self.document["components"] as? [String: Any])?["schemas"] as? [String: Any])
+        func members(_ name: String) throws -> Set<String> {
+            Set(try #require((schemas[name] as? [String: Any])?["properties"] as? [String: Any]).keys)
+        }
+        let harness = BizServerHarness()
+        let created = try await harness.admin(.post, "/v1/admin/keys", body: #"{"client":"demo"}"#).jsonObject()
+        #expect(Set(created.keys) == (try members("CreatedKey")))
+        let listed = try await harness.admin(.get, "/v1/admin/keys").jsonObject()
+        #expect(Set(listed.keys) == (try members("KeyList")))
+        for item in try #require(listed["items"] as? [[String: Any]]) {
+            #expect(Set(item.keys) == (try members("KeyInfo")))
+        }
+    }
+
     @Test(arguments: [
         ("POST /v1/uptoken", ["200", "400", "401", "403", "413", "429", "503"]),
         ("POST /v1/callback", ["200", "400", "401", "413", "503"]),
         ("GET /v1/uploads", ["200", "400", "401", "503"]),
         ("GET /v1/uploads/{id}", ["200", "401", "404"]),
         ("GET /healthz", ["200", "503"]),
+        ("GET /v1/admin/keys", ["200", "400", "401", "429", "503"]),
+        ("POST /v1/admin/keys", ["201", "400", "401", "413", "429", "503"]),
+        ("DELETE /v1/admin/keys/{id}", ["200", "401", "404", "409", "429", "503"]),
     ])
     func documentsTheStatusesHandlersAnswer(operation: String, statuses: [String]) throws {
         let parts = operation.split(separator: " ")

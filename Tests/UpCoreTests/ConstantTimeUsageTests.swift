@@ -28,6 +28,7 @@ struct ConstantTimeUsageTests {
         "UpCore/Callback/CallbackVerifier.swift",  // callbacks and the management signature
         "UpCore/Upload/BlockContext.swift",  // BlockContext.decode (ctx)
         "BizServer/CallbackAuthenticator.swift",  // the signed body hash of QBox JSON callbacks
+        "BizServer/Admin/AdminGate.swift",  // the admin token's SHA-256
     ])
     func macChecksUseConstantTimeEquals(_ path: String) throws {
         #expect(try Self.text(path).contains("ConstantTime.equals("), "\(path) compares a MAC without ConstantTime.equals")
@@ -40,7 +41,9 @@ struct ConstantTimeUsageTests {
 
     @Test func apiKeysAreLookedUpByTheirSHA256() throws {
         let source = try Self.text("BizServer/ClientDirectory.swift")
-        #expect(source.contains("clientsByKeyHash[BizServerConfiguration.apiKeyHash(key)]"))
+        // Configured keys and stored keys (`LiveAPIKeys`) alike are found by the hash of the key presented.
+        #expect(source.contains("let hash = BizServerConfiguration.apiKeyHash(key)"))
+        #expect(source.contains("callersByKeyHash[hash]") && source.contains("stored?.lookup(hash: hash)"))
         #expect(try Self.text("BizServer/BizServerConfiguration+JSON.swift").contains("SHA256.hash("))
     }
 
@@ -49,7 +52,7 @@ struct ConstantTimeUsageTests {
     @Test(arguments: [
         "UpCore/Auth/UpToken.swift", "UpCore/Auth/KeyRing.swift", "UpCore/Callback/CallbackVerifier.swift",
         "UpCore/Callback/QBoxSignature.swift", "UpCore/Callback/QiniuSignature.swift", "UpCore/Upload/BlockContext.swift",
-        "BizServer/CallbackAuthenticator.swift", "BizServer/ClientDirectory.swift",
+        "BizServer/CallbackAuthenticator.swift", "BizServer/ClientDirectory.swift", "BizServer/Admin/AdminGate.swift",
         "UpServer/Management/ManagementAuthenticator.swift", "UpServer/UploadAuthorizer.swift",
     ])
     func noPlainEqualityOnMACs(_ path: String) throws {
