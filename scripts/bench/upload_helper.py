@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Helpers for scripts/bench/upload, run with the scripts/pyenv venv (official qiniu==7.18.0 SDK).
+"""Helpers for scripts/bench/upload and scripts/bench/client, run with the scripts/pyenv venv
+(official qiniu==7.18.0 SDK) and scripts/lib/harness.
 
     upload_helper.py token KEY...                  an upload token for demo:KEY (1 h) per key, one a line
     upload_helper.py etag FILE                     qiniu.etag(FILE)
@@ -10,23 +11,16 @@
                                                    4 MiB blocks); prints "<seconds> <hash>"
     upload_helper.py stat --up URL --key K         GET /stat with a QBox token; prints "<fsize> <hash>"
 
-AK/SK are the development pair of Config/up-server.json (BENCH_AK / BENCH_SK to change).
+AK/SK are the development pair of Config/up-server.json.
 """
-import base64
-import hashlib
 import os
 import sys
 import time
 import warnings
 
-import requests
-from qiniu import Auth, Region, etag, put_file
-from qiniu.utils import urlsafe_base64_encode
+from qiniu import Region, put_file
 
-AK = os.environ.get("BENCH_AK", "dev-access-key")
-SK = os.environ.get("BENCH_SK", "dev-secret-key")
-BUCKET = "demo"
-BLOCK = 4 * 1024 * 1024
+import harness as h
 
 
 def die(message):
@@ -42,34 +36,22 @@ def option(args, name):
 
 
 def etag_of_pieces(paths):
-    """qiniu-protocol §7.1: one block -> 0x16 + sha1; more -> 0x96 + sha1(concatenated block sha1s)."""
-    digests = []
-    for i, path in enumerate(paths):
-        h = hashlib.sha1()
-        size = 0
-        with open(path, "rb") as f:
-            while chunk := f.read(1 << 20):
-                h.update(chunk)
-                size += len(chunk)
-        if i < len(paths) - 1 and size != BLOCK:
-            die(f"{path} has {size} bytes, not 4 MiB")
-        digests.append(h.digest())
-    if len(digests) == 1:
-        raw = b"\x16" + digests[0]
-    else:
-        raw = b"\x96" + hashlib.sha1(b"".join(digests)).digest()
-    return base64.urlsafe_b64encode(raw).decode()
+    """The etag of the pieces' concatenation (the SDK's etag_stream), after checking that every
+    piece but the last is one 4 MiB block."""
+    for path in paths[:-1]:
+        if os.path.getsize(path) != 4 << 20:
+            die(f"{path} has {os.path.getsize(path)} bytes, not 4 MiB")
+    return h.etag_of_files(paths)
 
 
 def main():
     if len(sys.argv) < 2:
         die("no command")
     command, args = sys.argv[1], sys.argv[2:]
-    auth = Auth(AK, SK)
     if command == "token":
-        print("\n".join(auth.upload_token(BUCKET, key, 3600) for key in args))
+        print("\n".join(h.upload_token(key) for key in args))
     elif command == "etag":
-        print(etag(args[0]))
+        print(h.etag(args[0]))
     elif command == "etag-pieces":
         print(etag_of_pieces(args))
     elif command == "etag-groups":
@@ -80,7 +62,7 @@ def main():
             print(etag_of_pieces(pieces[i:i + n]))
     elif command == "sdk":
         up, key, path = option(args, "--up"), option(args, "--key"), option(args, "--file")
-        token = auth.upload_token(BUCKET, key, 3600)
+        token = h.upload_token(key)
         warnings.simplefilter("ignore", DeprecationWarning)   # put_file is "deprecated" in favour of v2
         start = time.monotonic()
         ret, info = put_file(token, key, path, regions=[Region(up_host=up)])
@@ -89,12 +71,9 @@ def main():
             die(f"put_file failed: {info.status_code} {ret} {getattr(info, 'error', '')}")
         print(f"{seconds:.6f} {ret['hash']}")
     elif command == "stat":
-        up, key = option(args, "--up"), option(args, "--key")
-        url = f"{up}/stat/{urlsafe_base64_encode(f'{BUCKET}:{key}')}"
-        r = requests.get(url, headers={"Authorization": "QBox " + auth.token_of_request(url)}, timeout=30)
-        if r.status_code != 200:
-            die(f"stat {key}: {r.status_code} {r.text[:200]}")
-        body = r.json()
+        status, body = h.stat(option(args, "--up"), option(args, "--key"))
+        if status != 200:
+            die(f"stat: {status}")
         print(f"{body['fsize']} {body['hash']}")
     else:
         die(f"unknown command {command}")

@@ -3,12 +3,23 @@ data is bytes (or a list of byte strings sent one after the other), complete say
 request's HTTP framing is complete (a healthy server must then answer or close within the hang
 timeout), label names the family for the tallies."""
 import json
-import random
+import time
 
-import qiniu
+import harness as h
 from rawhttp import request
 
 # --- building blocks -------------------------------------------------------------------------
+
+def policy(scope=h.BUCKET, lifetime=3600, **fields):
+    """A put policy dict (qiniu-protocol.md §1) with any fields, valid or not."""
+    return dict({"scope": scope, "deadline": int(time.time()) + lifetime}, **fields)
+
+
+def token(pol=None, ak=h.AK, sk=h.SK, raw_policy=None):
+    """An upload token over `pol` (default: the bucket, 1 h) or over raw policy text, signed by the
+    official SDK (`Auth.token_with_data`) with any AK/SK: the fuzzer's valid and invalid tokens."""
+    return h.token_with_policy(raw_policy if raw_policy is not None else (pol or policy()), ak, sk)
+
 
 NUMBERS = ["0", "1", "4", "-1", "4194304", "4194305", "18446744073709551616", "9223372036854775807",
            "9223372036854775808", "-9223372036854775808", "1e3", "0x10", " 1", "1 ", "+1", "01", "", "%31",
@@ -87,25 +98,25 @@ def bad_token_kind(rng, ctx):
 
 def _bad_token(rng, ctx, kind):
     if kind == 0:
-        return qiniu.token(qiniu.policy(lifetime=-rng.randint(1, 10 ** 6)))  # expired
+        return token(policy(lifetime=-rng.randint(1, 10 ** 6)))  # expired
     if kind == 1:
-        return qiniu.token(sk="foreign-secret", ak=rng.choice(["foreign-ak", qiniu.AK]))  # foreign AK / wrong SK
+        return token(sk="foreign-secret", ak=rng.choice(["foreign-ak", h.AK]))  # foreign AK / wrong SK
     if kind == 2:
-        t = qiniu.token().split(":")
+        t = token().split(":")
         return ":".join(t[:2])  # two fields
     if kind == 3:
-        return qiniu.token() + ":" + qiniu.b64("extra") + ":x"  # four / five fields
+        return token() + ":" + h.b64("extra") + ":x"  # four / five fields
     if kind == 4:
-        ak, s, p = qiniu.token().split(":")
+        ak, s, p = token().split(":")
         pol = json.loads(__import__("base64").urlsafe_b64decode(p))
         pol["scope"] = "demo:other"  # tampered policy, old signature
-        return f"{ak}:{s}:{qiniu.b64(json.dumps(pol))}"
+        return f"{ak}:{s}:{h.b64(json.dumps(pol))}"
     if kind == 5:
-        return mutate_text(rng, qiniu.token())
+        return mutate_text(rng, token())
     if kind == 6:
-        return qiniu.AK + ":" + "!!!notbase64" + ":" + "%%%"
+        return h.AK + ":" + "!!!notbase64" + ":" + "%%%"
     if kind == 7:
-        return qiniu.token(raw_policy=rng.choice(["", "[]", "null", "{", '{"scope":1}', '{"deadline":"x"}',
+        return token(raw_policy=rng.choice(["", "[]", "null", "{", '{"scope":1}', '{"deadline":"x"}',
                                                    '{"scope":"demo"}', '{"scope":"demo","deadline":1e99}',
                                                    '{"scope":"nosuchbucket","deadline":9999999999}',
                                                    '{"scope":"demo","deadline":-1}', "\xff\xfe",
@@ -117,10 +128,10 @@ def _bad_token(rng, ctx, kind):
     if kind == 10:
         return ":" * rng.randint(1, 10)
     if kind == 11:
-        return qiniu.token(qiniu.policy(scope="demo:only/this/key", fsizeLimit=1))  # valid, wrong scope
+        return token(policy(scope="demo:only/this/key", fsizeLimit=1))  # valid, wrong scope
     if kind == 12:
-        return qiniu.token(qiniu.policy(scope="nosuchbucket"))
-    return qiniu.token(raw_policy=mutate_bytes(rng, json.dumps(qiniu.policy()).encode()))
+        return token(policy(scope="nosuchbucket"))
+    return token(raw_policy=mutate_bytes(rng, json.dumps(policy()).encode()))
 
 
 def auth_header(rng, token):
@@ -141,7 +152,7 @@ def auth_header(rng, token):
 
 
 def good_token(**fields):
-    return qiniu.token(qiniu.policy(**fields))
+    return token(policy(**fields))
 
 
 # --- up-server families ----------------------------------------------------------------------
@@ -162,12 +173,12 @@ def _up_token_paths(rng, c, tok):
         cx = rng.choice(c.open_ctx)
         return request("POST", f"/bput/{cx}/4", [auth_header(rng, tok)], b"abcd"), True, "token/bput"
     if which == 2 and c.ctx:
-        return request("POST", f"/mkfile/4/key/{qiniu.b64('demo/t')}", [auth_header(rng, tok)],
+        return request("POST", f"/mkfile/4/key/{h.b64('demo/t')}", [auth_header(rng, tok)],
                        rng.choice(c.ctx).encode()), True, "token/mkfile"
     if which == 3:
-        return request("POST", f"/put/{len(body)}/key/{qiniu.b64('demo/t')}", [auth_header(rng, tok)], body), True, "token/put"
+        return request("POST", f"/put/{len(body)}/key/{h.b64('demo/t')}", [auth_header(rng, tok)], body), True, "token/put"
     if which == 4:
-        return request("POST", f"/buckets/demo/objects/{qiniu.b64('demo/t')}/uploads", [auth_header(rng, tok)]), True, "token/v2init"
+        return request("POST", f"/buckets/demo/objects/{h.b64('demo/t')}/uploads", [auth_header(rng, tok)]), True, "token/v2init"
     return form_request(rng, c, tok, simple_form=True), True, "token/form"
 
 
@@ -180,7 +191,7 @@ def seg(rng):
     if r < 0.4:
         return rng.choice(SEGMENTS)
     if r < 0.6:
-        return qiniu.b64(rng.choice(KEYS))
+        return h.b64(rng.choice(KEYS))
     if r < 0.8:
         return num(rng)
     return mutate_text(rng, rng.choice(SEGMENTS) or "x")
@@ -232,7 +243,7 @@ def up_ctx(rng, c):
     elif kind == 2:
         cx = base + rng.choice(["A", "==", "-", "_" * 10])
     elif kind == 3:
-        cx = qiniu.b64(rnd_bytes(rng, rng.randint(0, 120)))
+        cx = h.b64(rnd_bytes(rng, rng.randint(0, 120)))
     elif kind == 4:
         cx = base.swapcase()
     else:
@@ -243,7 +254,7 @@ def up_ctx(rng, c):
     ctxs = [cx] + rng.sample(c.ctx, min(len(c.ctx), rng.randint(0, 2)))
     rng.shuffle(ctxs)
     sep = rng.choice([",", ",,", " ,", "\n", ";"])
-    return request("POST", f"/mkfile/{num(rng)}/key/{qiniu.b64('demo/ctx')}", [("Authorization", "UpToken " + tok)],
+    return request("POST", f"/mkfile/{num(rng)}/key/{h.b64('demo/ctx')}", [("Authorization", "UpToken " + tok)],
                    sep.join(ctxs).encode()), True, "up/ctx-mkfile"
 
 
@@ -306,7 +317,7 @@ def up_multipart(rng, c):
 def up_json(rng, c):
     """v2 complete (and init / part) with mutated JSON bodies."""
     tok = good_token(scope="demo")
-    enc, upload_id = rng.choice(c.upload_ids) if c.upload_ids else (qiniu.b64("demo/v2"), "nosuch")
+    enc, upload_id = rng.choice(c.upload_ids) if c.upload_ids else (h.b64("demo/v2"), "nosuch")
     etag = rng.choice(c.part_etags) if c.part_etags else "x"
     docs = [
         {"parts": [{"partNumber": 1, "etag": etag}]},
@@ -349,12 +360,12 @@ def up_escape(rng, c):
     if which == 0:
         return form_request(rng, c, tok, key=key), True, "up/escape-form"
     if which == 1:
-        return request("POST", f"/put/{len(body)}/key/{qiniu.b64(key)}/fname/{qiniu.b64(key)}",
+        return request("POST", f"/put/{len(body)}/key/{h.b64(key)}/fname/{h.b64(key)}",
                        [("Authorization", "UpToken " + tok)], body), True, "up/escape-put"
     if which == 2:
-        return request("POST", f"/buckets/demo/objects/{qiniu.b64(key)}/uploads", [("Authorization", "UpToken " + tok)]), True, "up/escape-v2"
+        return request("POST", f"/buckets/demo/objects/{h.b64(key)}/uploads", [("Authorization", "UpToken " + tok)]), True, "up/escape-v2"
     if c.ctx:
-        return request("POST", f"/mkfile/4/key/{qiniu.b64(key)}", [("Authorization", "UpToken " + tok)],
+        return request("POST", f"/mkfile/4/key/{h.b64(key)}", [("Authorization", "UpToken " + tok)],
                        rng.choice(c.ctx).encode()), True, "up/escape-mkfile"
     return request("GET", "/healthz"), True, "up/escape-none"
 
@@ -441,7 +452,7 @@ def garbage(rng, c):
 
 # --- biz-server families ---------------------------------------------------------------------
 
-API_KEY = "dev-api-key"
+API_KEY = h.API_KEY
 
 
 def bearer(rng):
@@ -504,19 +515,19 @@ def biz_callback(rng, c):
         ctype = rng.choice([form] * 5 + ["application/x-www-form-urlencoded; charset=utf-8", "text/plain", ""])
     kind = rng.randrange(7)
     if kind <= 2:
-        auth = qiniu.qbox_authorization(target, body, form=(ctype == form))  # valid: exercises the parser
+        auth = h.qbox_authorization(target, body, ctype)  # valid: exercises the parser
     elif kind == 3:
-        auth = qiniu.qbox_authorization(target, body, form=(ctype == form), sk="wrong")
+        auth = h.qbox_authorization(target, body, ctype, sk="wrong")
     elif kind == 4:
         old = rng.choice(["20200101T000000Z", "29991231T235959Z", "garbage", "20260101T000000"])
-        auth = qiniu.qiniu_authorization("POST", target, c.biz_host, ctype, body, [("X-Qiniu-Date", old)])
+        auth = h.qiniu_authorization("POST", target, c.biz_host, ctype, body, [("X-Qiniu-Date", old)])
         return request("POST", target, [("Authorization", auth), ("Content-Type", ctype), ("X-Qiniu-Date", old)],
                        body, host=c.biz_host), True, "biz/callback-stale"
     elif kind == 5:
         auth = rng.choice(["QBox", "QBox ", "QBox :", "QBox dev-access-key:", "Qiniu x:y", "QBox dev-access-key:" + "A" * 28,
-                           "QBox " + "a" * 9000, mutate_text(rng, qiniu.qbox_authorization(target, body))])
+                           "QBox " + "a" * 9000, mutate_text(rng, h.qbox_authorization(target, body, form))])
     else:
-        auth = qiniu.qbox_authorization(target, body, ak="foreign-ak")
+        auth = h.qbox_authorization(target, body, form, ak="foreign-ak")
     hdrs = [("Authorization", auth)] + ([("Content-Type", ctype)] if ctype else [])
     return request("POST", target, hdrs, body), True, "biz/callback"
 
@@ -541,7 +552,7 @@ def up_base(rng, c):
     tok = good_token(scope="demo")
     return rng.choice([
         ("POST", "/mkblk/4", [("Authorization", "UpToken " + tok)], b"abcd"),
-        ("POST", f"/put/4/key/{qiniu.b64('demo/h')}", [("Authorization", "UpToken " + tok)], b"abcd"),
+        ("POST", f"/put/4/key/{h.b64('demo/h')}", [("Authorization", "UpToken " + tok)], b"abcd"),
         ("GET", "/healthz", [], b""),
         ("POST", "/buckets/demo/objects/~/uploads", [("Authorization", "UpToken " + tok)], b""),
     ])
