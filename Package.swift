@@ -36,8 +36,10 @@ let package = Package(
         .systemLibrary(name: "CMicroHTTPD", pkgConfig: "libmicrohttpd", providers: [.apt(["libmicrohttpd-dev"])]),
         .systemLibrary(name: "CSQLite3", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
+        .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
 
         // MARK: Native — the only importers of C, the only users of Unsafe*
+        .target(name: "NativePostgres", dependencies: ["CLibPQ"], swiftSettings: native),
         .target(name: "NativeCrypto", dependencies: ["CLibCrypto", "CZlib"], swiftSettings: native),
         .target(name: "NativeOS", swiftSettings: native),
         .target(name: "NativeStore", dependencies: ["CSQLite3"], swiftSettings: native),
@@ -50,6 +52,8 @@ let package = Package(
         .target(name: "Basics", swiftSettings: safeOnly),
         .target(name: "UpCore", dependencies: ["NativeCrypto"], swiftSettings: safeOnly),
         .target(name: "HTTPKit", dependencies: ["NativeHTTP", "NativeOS", "Basics"], swiftSettings: safeOnly),
+        // One durable delivery machine and store role for both servers (DESIGN.md "Round 2").
+        .target(name: "Outbox", dependencies: ["Basics", "NativeStore"], swiftSettings: safeOnly),
         .target(name: "HTTPTransport", dependencies: ["NativeCurl", "Basics"], swiftSettings: safeOnly),
         // The one server shell: configuration files, command line, listen/signals/drain/stop.
         .target(name: "ServerShell", dependencies: ["HTTPKit", "NativeOS", "UpCore", "Basics"], swiftSettings: safeOnly),
@@ -64,13 +68,16 @@ let package = Package(
             name: "UpServer",
             dependencies: [
                 "UpCore", "HTTPKit", "HTTPTransport", "ServerShell", "NativeStore", "NativeOS", "NativeCrypto", "Basics",
+                "Outbox",
             ],
             swiftSettings: safeOnly
         ),
         .target(name: "UpClient", dependencies: ["UpCore", "HTTPTransport", "Basics"], swiftSettings: safeOnly),
         .target(
             name: "TestSupport",
-            dependencies: ["HTTPKit", "HTTPTransport", "Basics", "UpCore", "UpServer", "BizServer", "NativeTestSupport"],
+            dependencies: [
+                "HTTPKit", "HTTPTransport", "Basics", "UpCore", "UpServer", "BizServer", "Outbox", "NativeTestSupport",
+            ],
             swiftSettings: safeOnly),
 
         // MARK: Executables — parse arguments, load Config/*.json, run
@@ -80,6 +87,7 @@ let package = Package(
             name: "up-cli", dependencies: ["UpClient", "UpCore", "HTTPTransport", "NativeOS", "Basics"], swiftSettings: safeOnly),
 
         // MARK: Tests — one per module, same name + "Tests"
+        .testTarget(name: "NativePostgresTests", dependencies: ["NativePostgres", "TestSupport"], swiftSettings: common),
         .testTarget(name: "NativeCryptoTests", dependencies: ["NativeCrypto"], swiftSettings: common),
         .testTarget(name: "NativeStoreTests", dependencies: ["NativeStore"], swiftSettings: common),
         .testTarget(name: "NativeOSTests", dependencies: ["NativeOS"], swiftSettings: common),
@@ -91,6 +99,8 @@ let package = Package(
             swiftSettings: safeOnly
         ),
         .testTarget(
+            name: "OutboxTests", dependencies: ["Outbox", "Basics", "NativeStore", "TestSupport"], swiftSettings: safeOnly),
+        .testTarget(
             name: "HTTPKitTests", dependencies: ["HTTPKit", "NativeHTTP", "NativeTestSupport", "TestSupport"],
             swiftSettings: safeOnly),
         .testTarget(
@@ -100,7 +110,7 @@ let package = Package(
             name: "UpServerTests",
             dependencies: [
                 "UpServer", "UpCore", "HTTPKit", "HTTPTransport", "NativeStore", "NativeOS", "NativeCrypto", "NativeHTTP", "Basics",
-                "ServerShell", "TestSupport",
+                "ServerShell", "TestSupport", "Outbox",
             ],
             swiftSettings: safeOnly
         ),

@@ -27,16 +27,17 @@ extension UpServer {
         let directory = URL(fileURLWithPath: configuration.dataDirectory, isDirectory: true)
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let secret = try contextSecret(configuration: configuration, directory: directory, logger: logger)
-        let store = try FileBlockStore(dataDirectory: directory, syncEveryAppend: configuration.syncEveryChunk)
-        // Leftovers of downloads cut short by a crash (ObjectDownload unlinks its files once open).
-        try? FileManager.default.removeItem(at: ObjectDownload.temporaryDirectory(of: store))
+        let store = try FileBlockStore(dataDirectory: directory)
+        // Leftovers of downloads cut short by a crash (scratch files are unlinked once open).
+        try? FileManager.default.removeItem(at: store.scratchDirectory)
         let index = try SQLiteUpIndex(dataDirectory: directory)
         let credentials = UpCredentials(keys: configuration.keys, buckets: configuration.buckets)
         let callbacks = HTTPCallbackDeliverer(
             credentials: credentials, transport: try transport ?? callbackTransport(), clock: clock,
             timeoutSeconds: configuration.callback.timeoutSeconds, logger: logger)
         return UpServer(
-            configuration: configuration, index: index, store: store, callbacks: callbacks, contextSecret: secret,
+            configuration: configuration, stores: UpStores(blobs: store, index: index, outbox: index.outbox),
+            callbacks: callbacks, contextSecret: secret,
             clock: clock, logger: logger, metrics: metrics, outboxPollInterval: outboxPollInterval,
             credentials: credentials)
     }

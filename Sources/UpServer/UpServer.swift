@@ -2,6 +2,7 @@ public import Basics
 import Foundation
 public import HTTPKit
 import NativeCrypto
+import Outbox
 public import ServerShell
 import Synchronization
 import UpCore
@@ -16,57 +17,69 @@ import UpCore
 ///
 /// It runs in the shared shell (`ServiceHost`): the outbox retrier and the sweeper are the
 /// host's background tasks, started after the server listens and stopped after it has drained.
-/// A reload (SIGHUP) replaces the key pairs and buckets (``UpCredentials``).
+/// A reload (SIGHUP) rebuilds the routes (``UpRoutes``) with the new key pairs and buckets over
+/// the same stores, and the callback deliverer signs with the new keys (``UpCredentials``).
 public final class UpServer: HostedService {
-    /// The registry served at `/metrics`.
+    /// The metrics registry served at `/metrics`.
     public let metrics: Metrics
     /// The shell that serves the routes.
     public let host: ServiceHost
 
-    let services: UpServices
-    /// The keys and buckets in force.
-    let credentials: UpCredentials
     /// Redelivers failed callbacks from the outbox (a background task of the host).
     let retrier: OutboxRetrier
     /// Removes expired blocks and uploads (a background task of the host).
     let sweeperTask: SweeperTask
+    /// The writer of each v1 block being written (tests watch a takeover through it).
+    let writers = BlobWriteLocks()
+    /// The stores the server runs on (tests look into them).
+    let stores: UpStores
+    /// The keys and buckets in force, shared with the callback deliverer.
+    let credentials: UpCredentials
+    /// The externally reachable base URL (`host` in mkblk/bput replies, spec §4.2).
+    private let baseURLProvider: @Sendable () -> String
+    /// Builds the routes for a configuration (the stores, outbox and caches stay the same).
+    private let routes: @Sendable (UpServerConfiguration) -> Router
     private let current: Mutex<UpServerConfiguration>
 
+    /// Wires the server over `stores`; every controller gets only the roles it uses.
     init(
-        configuration: UpServerConfiguration, index: any UpIndex, store: any BlockStore,
-        callbacks: any CallbackDelivering, contextSecret: [UInt8], clock: any WallClock, logger: Logger,
-        metrics: Metrics, outboxPollInterval: Duration = .seconds(2), credentials: UpCredentials? = nil
+        configuration: UpServerConfiguration, stores: UpStores, callbacks: any CallbackDelivering,
+        contextSecret: [UInt8], clock: any WallClock, logger: Logger, metrics: Metrics,
+        outboxPollInterval: Duration = .seconds(2), credentials: UpCredentials? = nil
     ) {
         self.metrics = metrics
+        self.stores = stores
         current = Mutex(configuration)
-        let credentials = credentials ?? UpCredentials(keys: configuration.keys, buckets: configuration.buckets)
-        self.credentials = credentials
+        self.credentials = credentials ?? UpCredentials(keys: configuration.keys, buckets: configuration.buckets)
         let upMetrics = UpMetrics(metrics)
         let boundPort = BoundPort()
-        let services = UpServices(
-            configuration: configuration, index: index, store: store, hashes: BlockHashCache(), locks: BlobWriteLocks(),
-            authorizer: UploadAuthorizer(credentials: credentials),
-            contextMAC: HMACSHA1(key: contextSecret),
-            committer: ObjectCommitter(
-                index: index, store: store, callbacks: callbacks, configuration: configuration, metrics: upMetrics,
-                logger: logger),
-            clock: clock, metrics: upMetrics, logger: logger,
-            baseURL: boundPort.baseURL(
-                publicBaseURL: configuration.publicBaseURL, host: configuration.host,
-                configuredPort: Int(configuration.port)))
-        self.services = services
-        let retrier = OutboxRetrier(
-            index: index, callbacks: callbacks, settings: configuration.callback, metrics: upMetrics, logger: logger,
-            clock: clock)
+        let baseURLProvider = boundPort.baseURL(
+            publicBaseURL: configuration.publicBaseURL, host: configuration.host, configuredPort: Int(configuration.port))
+        self.baseURLProvider = baseURLProvider
+        let outbox = CallbackOutbox(
+            store: stores.outbox, deliverer: callbacks, settings: configuration.callback,
+            owner: OutboxWorker.makeOwnerID(prefix: "up"), clock: clock, metrics: upMetrics, logger: logger)
+        let hashes = BlockHashCache()
+        let retrier = OutboxRetrier(outbox: outbox)
         self.retrier = retrier
         let sweeperTask = SweeperTask(
-            sweeper: Sweeper(index: index, store: store, hashes: services.hashes), metrics: upMetrics, logger: logger,
-            clock: clock)
+            sweeper: Sweeper(index: stores.sweep, store: stores.blobs, hashes: hashes), metrics: upMetrics,
+            logger: logger, clock: clock)
         self.sweeperTask = sweeperTask
+        let writers = self.writers
+        let contexts = BlockContexts(
+            mac: HMACSHA1(key: contextSecret), lifetimeSeconds: configuration.contextLifetimeSeconds,
+            baseURL: baseURLProvider)
+        routes = { configuration in
+            UpRoutes(
+                configuration: configuration, stores: stores, outbox: outbox, hashes: hashes, writers: writers,
+                contexts: contexts, clock: clock, metrics: upMetrics, logger: logger
+            ).router()
+        }
         let sweepInterval = Duration.seconds(max(configuration.sweepIntervalSeconds, 1))
         let http = HTTPMetrics(metrics, prefix: "upgate_up")
         host = ServiceHost(
-            for: configuration, router: Self.routes(services), logger: logger,
+            for: configuration, router: routes(configuration), logger: logger,
             observer: { event in
                 http.observe(event)
                 upMetrics.observe(event)
@@ -75,23 +88,7 @@ public final class UpServer: HostedService {
                 .init(name: "outbox-retrier", start: { retrier.start(every: outboxPollInterval) }, stop: { await retrier.stop() }),
                 .init(name: "sweeper", start: { sweeperTask.start(every: sweepInterval) }, stop: { await sweeperTask.stop() }),
             ],
-            boundPort: boundPort, announce: { [("baseUrl", .string(services.baseURL()))] })
-    }
-
-    private static func routes(_ services: UpServices) -> Router {
-        var router = Router()
-        OperationsRoutes(
-            check: { services.metrics.outboxDepth.set(Double(try await services.index.outboxDepth())) },
-            unavailable: "index unavailable", registry: services.metrics.registry,
-            refresh: {
-                if let depth = try? await services.index.outboxDepth() { services.metrics.outboxDepth.set(Double(depth)) }
-            }
-        ).register(on: &router)
-        FormUploadController(services: services).register(on: &router)
-        ManagementController(services: services).register(on: &router)
-        ResumableController(services: services).register(on: &router)
-        MultipartController(services: services).register(on: &router)
-        return router
+            boundPort: boundPort, announce: { [("baseUrl", .string(baseURLProvider()))] })
     }
 
     /// The configuration in force (keys and buckets as last reloaded).
@@ -101,7 +98,7 @@ public final class UpServer: HostedService {
     public var router: Router { host.router }
 
     /// The base URL returned as `host` (spec §4.2): `publicBaseURL`, else from the listen address and bound port.
-    public var baseURL: String { services.baseURL() }
+    public var baseURL: String { baseURLProvider() }
 
     /// Starts listening and the background tasks; returns the bound port.
     @discardableResult
@@ -118,13 +115,14 @@ public final class UpServer: HostedService {
     /// signatures) and the buckets take effect for the next request; every other setting waits
     /// for a restart.
     public func reload(_ configuration: UpServerConfiguration) throws(ConfigurationError) -> ReloadSummary {
-        let restart = current.withLock { state -> [String] in
+        let (restart, applied) = current.withLock { state -> ([String], UpServerConfiguration) in
             let restart = state.restartOnlyDifferences(to: configuration)
             state.keys = configuration.keys
             state.buckets = configuration.buckets
-            return restart
+            return (restart, state)
         }
         let old = credentials.replace(keys: configuration.keys, buckets: configuration.buckets)
+        host.router = routes(applied)
         let keys = ReloadSummary.difference(from: old.secrets, to: configuration.keys)
         let buckets = ReloadSummary.difference(
             from: Dictionary(uniqueKeysWithValues: old.buckets.map { ($0, true) }),

@@ -1,5 +1,6 @@
 public import Basics
 public import HTTPKit
+public import Outbox
 
 /// Everything up-server needs to run. Defaults are for local development on loopback.
 ///
@@ -26,7 +27,9 @@ public struct UpServerConfiguration: Sendable {
     public var contextLifetimeSeconds: Int64
     /// How long a v2 uploadId stays valid, seconds. Default 7 days (spec §5).
     public var multipartLifetimeSeconds: Int64
-    /// fsync every appended chunk, not only completed blocks and objects. Default false (DESIGN.md).
+    /// fsync every v1 chunk before its reply, also one that leaves its block incomplete (every
+    /// other blob is fsynced before the reply that acknowledges it anyway: `BlobWriter`). Default
+    /// false (DESIGN.md).
     public var syncEveryChunk: Bool
     /// Callback settings (spec §3).
     public var callback: Callback
@@ -103,12 +106,11 @@ public struct UpServerConfiguration: Sendable {
             self.retryMaxDelaySeconds = retryMaxDelaySeconds
         }
 
-        /// Delay before background attempt `attempt` (1-based): base × 2^(attempt-1), capped, or
-        /// nil once `maxRetries` attempts are used up.
-        public func retryDelay(afterAttempt attempt: Int) -> Int64? {
-            guard attempt <= maxRetries else { return nil }
-            let exponent = min(attempt - 1, 30)
-            return min(retryMaxDelaySeconds, retryBaseDelaySeconds << Int64(exponent))
+        /// The callback outbox's schedule: the synchronous attempt, then `maxRetries` background
+        /// ones, `retryBaseDelaySeconds` × 2^(n−1) apart, capped at `retryMaxDelaySeconds`; dead after.
+        public var schedule: OutboxDelivery.Schedule {
+            OutboxDelivery.Schedule(
+                maxAttempts: maxRetries + 1, firstDelay: retryBaseDelaySeconds, maxDelay: retryMaxDelaySeconds)
         }
     }
 

@@ -35,7 +35,7 @@ struct ConstantTimeUsageTests {
     }
 
     @Test func theManagementSignatureIsCheckedByCallbackVerifier() throws {
-        let source = try Self.text("UpServer/Management/ManagementAuthenticator.swift")
+        let source = try Self.text("UpServer/Objects/ManagementAuthenticator.swift")
         #expect(source.contains("CallbackVerifier(") && source.contains("verifier.verify("))
     }
 
@@ -53,7 +53,7 @@ struct ConstantTimeUsageTests {
         "UpCore/Auth/UpToken.swift", "UpCore/Auth/KeyRing.swift", "UpCore/Callback/CallbackVerifier.swift",
         "UpCore/Callback/QBoxSignature.swift", "UpCore/Callback/QiniuSignature.swift", "UpCore/Upload/BlockContext.swift",
         "BizServer/CallbackAuthenticator.swift", "BizServer/ClientDirectory.swift", "BizServer/Admin/AdminGate.swift",
-        "UpServer/Management/ManagementAuthenticator.swift", "UpServer/UploadAuthorizer.swift",
+        "UpServer/Objects/ManagementAuthenticator.swift", "UpServer/Auth/UploadAuthorizer.swift",
     ])
     func noPlainEqualityOnMACs(_ path: String) throws {
         let pattern = try NSRegularExpression(

@@ -86,18 +86,21 @@ struct PutPolicyTests {
     @Test func keyPermissions() {
         let bucketOnly = PutPolicy(scope: "b", deadline: 0)
         #expect(throws: Never.self) { try bucketOnly.authorize(key: "anything") }
-        #expect(!bucketOnly.allowsOverwrite)
+        // §1.3: bucket-only is insert-only, except v1 resumable, which overwrites unless insertOnly.
+        for path in UploadKind.allCases {
+            #expect(bucketOnly.allowsOverwrite(through: path) == (path == .resumableV1), "\(path)")
+        }
 
         let exact = PutPolicy(scope: "b:k", deadline: 0)
         #expect(throws: Never.self) { try exact.authorize(key: "k") }
         #expect(throws: UpError(.keyMismatch)) { try exact.authorize(key: "k2") }
-        #expect(exact.allowsOverwrite)
+        #expect(UploadKind.allCases.allSatisfy { exact.allowsOverwrite(through: $0) })
 
         var prefix = PutPolicy(scope: "b:up/", deadline: 0)
         prefix.isPrefixalScope = 1
         #expect(throws: Never.self) { try prefix.authorize(key: "up/x") }
         #expect(throws: UpError(.keyMismatch)) { try prefix.authorize(key: "down/x") }
-        #expect(!prefix.allowsOverwrite)
+        #expect(!UploadKind.allCases.contains { prefix.allowsOverwrite(through: $0) })
 
         var limited = PutPolicy(scope: "b", deadline: 0)
         limited.keylimit = ["a", "b"]
@@ -110,7 +113,10 @@ struct PutPolicyTests {
 
         var insertOnly = PutPolicy(scope: "b:k", deadline: 0)
         insertOnly.insertOnly = 1
-        #expect(!insertOnly.allowsOverwrite)
+        #expect(!UploadKind.allCases.contains { insertOnly.allowsOverwrite(through: $0) })
+        var bucketInsertOnly = PutPolicy(scope: "b", deadline: 0)
+        bucketInsertOnly.insertOnly = 1
+        #expect(!bucketInsertOnly.allowsOverwrite(through: .resumableV1))
     }
 
     @Test func keysCompareAsBytesNotCanonicalEquivalence() {

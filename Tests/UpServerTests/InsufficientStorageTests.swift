@@ -3,6 +3,7 @@ import Foundation
 import HTTPKit
 import NativeCrypto
 import NativeStore
+import Outbox
 import TestSupport
 import Testing
 import UpCore
@@ -35,7 +36,7 @@ struct InsufficientStorageTests {
         }
         let ctx = try #require(first.json["ctx"] as? String)
         let blob = try #require(try harness.blob(of: ctx))
-        harness.store.capacity = 500_000 + Int64(ChunkWriter.bufferLimit) + 100_000
+        harness.store.capacity = 500_000 + Int64(BlobWriter.bufferLimit) + 100_000
 
         let rest = Array(data[500_000...])
         let refused = try await BlockingIO.run {
@@ -90,7 +91,7 @@ struct InsufficientStorageTests {
         let client = MultipartClient(harness: harness, token: harness.token(), key: "parts.bin")
         let id = await client.start()
         let part = MultipartPayload.split(MultipartPayload.nineMiB, mebibytes: [2])[0].bytes
-        harness.store.capacity = Int64(PartWriter.batchSize + 10)  // the first batch fits, the second does not
+        harness.store.capacity = Int64(BlobWriter.bufferLimit + 10)  // the first write fits, the second does not
         Self.expectInsufficientStorage(await client.put(id, 1, part))
         #expect(try harness.store.list().isEmpty)
         let listed = await client.list(id)
@@ -178,7 +179,7 @@ struct InsufficientStorageTests {
         path.resource = .part(uploadID: id, partNumber: 1)
         let part = V1Data.bytes(70_000)
         let etag = try #require((await send(.put, path.path, part)).json["etag"] as? String)
-        index.refuse([.markDelivered])
+        index.refuse([.recordOutcome])
         path.resource = .upload(id: id)
         let body = Array(#"{"parts":[{"partNumber":1,"etag":"\#(etag)"}]}"#.utf8)
 
@@ -187,8 +188,9 @@ struct InsufficientStorageTests {
         #expect(first.text == #"{"ok":true}"#)
         #expect(index.refused == 1)
         #expect(await index.base.object(bucket: UpServerHarness.bucket, key: "after-commit.bin")?.fsize == 70_000)
-        // Not marked delivered: the retrier sends it again later (the receiver deduplicates).
-        #expect(await index.base.listOutbox(state: .pending, limit: 10).count == 1)
+        // Not recorded as delivered: the claim stays, and once its lease runs out the retrier sends
+        // it again (the receiver deduplicates).
+        #expect(try await index.outbox.list([.claimed], before: nil, limit: 10).count == 1)
         // A client that lost the answer repeats complete: the first answer, not 612.
         let again = await send(.post, path.path, body)
         #expect(again.status == 200)
@@ -199,7 +201,7 @@ struct InsufficientStorageTests {
     @Test func formAndMkfileAreAnsweredOnceTheObjectIsStored() async throws {
         let (server, index, _, callbacks) = Self.fullDiskServer()
         let send = Self.sender(server, callbackUrl: "http://biz.local/cb")
-        index.refuse([.markDelivered, .recordCompletionResult])
+        index.refuse([.recordOutcome, .recordCompletionResult])
 
         let ctx = try #require((await send(.post, "/mkblk/3000", V1Data.bytes(3000))).json["ctx"] as? String)
         let made = await send(.post, V1Paths.mkfile(3000, key: "mk.bin"), Array(ctx.utf8))
@@ -209,7 +211,7 @@ struct InsufficientStorageTests {
         #expect((await send(.post, V1Paths.mkfile(3000, key: "mk.bin"), Array(ctx.utf8))).status == 200)
 
         callbacks.script(.failed(reason: "biz down"))
-        index.refuse([.markAttemptFailed])
+        index.refuse([.recordOutcome])
         let form = FormUploadControllerTests.form(
             token: Self.token(callbackUrl: "http://biz.local/cb"), fields: [("key", "form.bin")])
         let stored = await server.router.respond(
@@ -255,7 +257,8 @@ struct InsufficientStorageTests {
         let index = try SQLiteUpIndex(dataDirectory: directory.url)
         let store = InMemoryBlockStore()
         let server = UpServer(
-            configuration: configuration, index: index, store: store, callbacks: ScriptedCallbacks(),
+            configuration: configuration, stores: UpStores(blobs: store, index: index, outbox: index.outbox),
+            callbacks: ScriptedCallbacks(),
             contextSecret: Array("test-context-secret-0123456789".utf8), clock: ManualClock(1_900_000_000),
             logger: Logger(label: "up-test", sink: LogSink.memory()), metrics: Metrics())
         return (server, index, store)
@@ -269,7 +272,7 @@ struct InsufficientStorageTests {
         let store = InMemoryBlockStore()
         let callbacks = ScriptedCallbacks()
         let server = UpServer(
-            configuration: configuration, index: index, store: store, callbacks: callbacks,
+            configuration: configuration, stores: index.stores(blobs: store), callbacks: callbacks,
             contextSecret: Array("test-context-secret-0123456789".utf8), clock: ManualClock(1_900_000_000),
             logger: Logger(label: "up-test", sink: LogSink.memory()), metrics: Metrics())
         return (server, index, store, callbacks)

@@ -165,11 +165,8 @@ def stored_objects(data_dir):
         rows = db.execute(
             "SELECT o.object_key, o.etag, o.fsize, COALESCE((SELECT SUM(length) FROM segments s WHERE "
             "s.bucket = o.bucket AND s.object_key = o.object_key), 0) FROM objects o").fetchall()
-        tables = {name for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-        table = next((t for t in ("callback_outbox", "outbox") if t in tables), None)
-        if table is None:
-            raise RuntimeError(f"no outbox table in up-server's index (tables: {sorted(tables)})")
-        outbox = dict(db.execute(f"SELECT state, COUNT(*) FROM {table} GROUP BY state").fetchall())
+        # The shared outbox table (issue 9): pending, claimed (being attempted), delivered, dead.
+        outbox = dict(db.execute("SELECT state, COUNT(*) FROM callback_outbox GROUP BY state").fetchall())
     finally:
         db.close()
     return rows, outbox

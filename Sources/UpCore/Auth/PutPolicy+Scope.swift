@@ -16,15 +16,18 @@ extension PutPolicy {
         return String(decoding: scope.utf8[scope.utf8.index(after: colon)...], as: UTF8.self)
     }
 
-    /// Whether an existing object under the key may be replaced (§1.3): never for a
-    /// bucket-only or prefix scope (insert-only; an identical etag still succeeds, which the
-    /// caller decides) nor with ``insertOnly``; otherwise yes for an exact-key scope.
+    /// Whether an existing object under the key may be replaced by an upload of `kind`
+    /// (§1.3 scope): never with ``insertOnly`` nor for a prefix scope; always for an exact-key
+    /// scope; for a bucket-only scope only through v1 resumable upload.
     ///
-    /// The docs let v1 `mkfile` overwrite under a bucket-only scope; we apply insert-only to
-    /// every path, a deliberate simplification (§1.3 "Nuances", Appendix A.6).
-    public var allowsOverwrite: Bool {
-        guard !isInsertOnly, let _ = scopeKey, !isPrefixal else { return false }
-        return true
+    /// The put-policy document makes the bucket-only scope insert-only ("在这种格式下文件只能新
+    /// 增") with one exception: "分片上传 v1 版 需要指定 insertOnly 为 1 才是新增，否则也为覆盖
+    /// 上传" — v1 resumable (mkblk/bput/mkfile) overwrites unless `insertOnly` is 1. Form, `/put`
+    /// and v2 stay insert-only; an insert-only upload of identical content still succeeds, which
+    /// the caller decides.
+    public func allowsOverwrite(through kind: UploadKind) -> Bool {
+        guard !isInsertOnly, !isPrefixal else { return false }
+        return scopeKey != nil || kind == .resumableV1
     }
 
     /// Checks that `key` (the final key, after ``saveKey`` selection) is allowed by the policy.

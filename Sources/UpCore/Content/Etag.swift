@@ -53,7 +53,7 @@ public enum Etag {
     /// - Parameter parts: The parts in order.
     /// - Returns: The etag.
     public static func v2(parts: [Part]) -> String {
-        let block = Int64(EtagHasher.blockSize)
+        let block = Int64(QiniuBlock.size)
         let isV1Layout = parts.indices.allSatisfy { index in
             index == parts.count - 1 ? parts[index].size <= block : parts[index].size == block
         }

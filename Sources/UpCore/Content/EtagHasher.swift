@@ -10,9 +10,6 @@ internal import NativeCrypto
 /// let etag = hasher.finalize().etag
 /// ```
 public struct EtagHasher: ~Copyable {
-    /// The v1 block size: 4 MiB.
-    public static let blockSize = 4 * 1024 * 1024
-
     private var current: Digest
     private var bytesInBlock = 0
     private var digests: [[UInt8]] = []
@@ -30,8 +27,8 @@ public struct EtagHasher: ~Copyable {
     public mutating func update(_ bytes: some Collection<UInt8>) {
         var rest = bytes[...]
         while !rest.isEmpty {
-            if bytesInBlock == Self.blockSize { finishBlock() }
-            let take = min(Self.blockSize - bytesInBlock, rest.count)
+            if bytesInBlock == QiniuBlock.size { finishBlock() }
+            let take = min(QiniuBlock.size - bytesInBlock, rest.count)
             let end = rest.index(rest.startIndex, offsetBy: take)
             current.update(rest[..<end])
             bytesInBlock += take

@@ -24,15 +24,13 @@ public import NativeCrypto
 public struct BlockContext: Sendable, Hashable {
     /// The format version written by ``encode(mac:)``; the first byte of every ctx.
     public static let version: UInt8 = 1
-    /// The largest block of the v1 protocol: 4 MiB (§4).
-    public static let maxBlockSize = 4 * 1024 * 1024
     /// The longest ``blockID`` the format carries.
     public static let maxBlockIDLength = 64
 
     /// Server-chosen opaque id of the block upload (e.g. 16 random bytes; randomness is the
     /// caller's — UpCore is pure).
     public let blockID: [UInt8]
-    /// Declared size of the block (`/mkblk/<blockSize>`), 1…``maxBlockSize``.
+    /// Declared size of the block (`/mkblk/<blockSize>`), 1…``QiniuBlock/size``.
     public let blockSize: Int
     /// Bytes of the block received so far, 0…``blockSize``: the next `bput` must start here (§4.2).
     public let offset: Int
@@ -47,13 +45,13 @@ public struct BlockContext: Sendable, Hashable {
     ///
     /// - Parameters:
     ///   - blockID: 1…``maxBlockIDLength`` bytes.
-    ///   - blockSize: 1…``maxBlockSize``.
+    ///   - blockSize: 1…``QiniuBlock/size``.
     ///   - offset: 0…`blockSize`.
     ///   - crc32: CRC-32 of the first `offset` bytes.
     ///   - expiresAt: Last valid Unix second.
     public init(blockID: [UInt8], blockSize: Int, offset: Int, crc32: UInt32, expiresAt: Int64) {
         precondition((1...Self.maxBlockIDLength).contains(blockID.count), "blockID length \(blockID.count)")
-        precondition((1...Self.maxBlockSize).contains(blockSize), "blockSize \(blockSize)")
+        precondition((1...QiniuBlock.size).contains(blockSize), "blockSize \(blockSize)")
         precondition((0...blockSize).contains(offset), "offset \(offset) of \(blockSize)")
         self.blockID = blockID
         self.blockSize = blockSize
@@ -117,7 +115,7 @@ public struct BlockContext: Sendable, Hashable {
         let offset = Int(read(signed, at: &index, bytes: 4))
         let crc = UInt32(read(signed, at: &index, bytes: 4))
         let expiresAt = Int64(bitPattern: read(signed, at: &index, bytes: 8))
-        guard (1...maxBlockSize).contains(blockSize), (0...blockSize).contains(offset) else {
+        guard (1...QiniuBlock.size).contains(blockSize), (0...blockSize).contains(offset) else {
             throw UpError(.invalidContext, detail: "ctx offset \(offset) / block size \(blockSize) out of range")
         }
         guard now <= expiresAt else {

@@ -6,7 +6,7 @@
 public struct BputPath: Sendable, Equatable {
     /// The ctx text as received: non-empty, `[A-Za-z0-9_=-]` only.
     public var context: String
-    /// Where the chunk starts inside the block, 0…``BlockContext/maxBlockSize``.
+    /// Where the chunk starts inside the block, 0…``QiniuBlock/size``.
     public var offset: Int
 
     /// Creates a path value.
@@ -34,7 +34,7 @@ public struct BputPath: Sendable, Equatable {
             throw UpError(.badRequest, detail: "bput ctx is empty or has characters outside [A-Za-z0-9_=-]")
         }
         let offset = try WirePath.integer(
-            segments[1], field: "nextChunkOffset", in: 0...Int64(BlockContext.maxBlockSize))
+            segments[1], field: "nextChunkOffset", in: 0...Int64(QiniuBlock.size))
         return BputPath(context: segments[0], offset: Int(offset))
     }
 

@@ -1,6 +1,6 @@
 /// `POST /mkblk/<blockSize>` — start a v1 block with its first chunk (qiniu-protocol.md §4.1).
 public struct MkblkPath: Sendable, Equatable {
-    /// Declared size of the whole block, 1…``BlockContext/maxBlockSize`` (4 MiB).
+    /// Declared size of the whole block, 1…``QiniuBlock/size`` (4 MiB).
     public var blockSize: Int
 
     /// Creates a path value.
@@ -21,7 +21,7 @@ public struct MkblkPath: Sendable, Equatable {
         guard segments.count == 1 else {
             throw UpError(.badRequest, detail: "mkblk takes exactly one segment, got \(segments.count)")
         }
-        let size = try WirePath.integer(segments[0], field: "blockSize", in: 1...Int64(BlockContext.maxBlockSize))
+        let size = try WirePath.integer(segments[0], field: "blockSize", in: 1...Int64(QiniuBlock.size))
         return MkblkPath(blockSize: Int(size))
     }
 

@@ -23,10 +23,15 @@ struct FormUploadController: Sendable {
     /// largest body. It is also the longest a stalled client can hold the request open.
     static let timeout = Duration.seconds(30 * 60)
 
-    let services: UpServices
+    let authorizer: UploadAuthorizer
+    let ingest: BlobIngest
+    let objects: any ObjectIndex
+    let committer: ObjectCommitter
+    let clock: any WallClock
+    let metrics: UpMetrics
 
     /// Adds `POST /`.
-    func register(on router: inout Router) {
+    func register(on router: inout UpRouter) {
         router.post("/", body: .stream(maxBytes: Self.maxBodyBytes), timeout: Self.timeout) { request, context in
             try await upload(request, context: context)
         }
@@ -37,9 +42,9 @@ struct FormUploadController: Sendable {
         // §6: multipart/form-data with a boundary, else 400.
         guard let contentType = request.headers["Content-Type"],
             let boundary = MultipartFormParser.boundary(fromContentType: contentType)
-        else { throw HTTPError.badRequest("Content-Type must be multipart/form-data with a boundary") }
+        else { throw UpError(.notMultipartForm) }
         var parser = try MultipartFormParser(boundary: boundary)
-        let reader = FormUploadReader(services: services)
+        let reader = FormUploadReader(authorizer: authorizer, ingest: ingest, clock: clock, metrics: metrics)
         let witness = StoreWitness()
         do {
             for try await piece in request.bodyStream {
@@ -52,37 +57,37 @@ struct FormUploadController: Sendable {
             }
             try parser.finish()
             let upload = try reader.finish()
-            let file = try await reader.sink.finish()
+            let file = try await upload.writer.finish()
             try check(file, upload: upload)
             let result = try await commit(file, upload: upload, witness: witness)
-            services.metrics.bytesReceived.increment(by: Double(file.size))
+            metrics.bytesReceived.increment(by: Double(file.count))
             if !witness.stored {
                 // Same content already under an insert-only key (§1.3): success, but our copy is unused.
-                await discard(reader.sink, context: context)
+                await discard(reader.file, context: context)
             }
             return Self.response(for: result, policy: upload.token.policy, fields: upload.fields)
         } catch {
-            if !witness.stored { await discard(reader.sink, context: context) }
+            if !witness.stored { await discard(reader.file, context: context) }
             throw error
         }
     }
 
     /// The checks between the last byte and the commit.
-    private func check(_ file: FormFileSink.Result, upload: FormUploadReader.Upload) throws {
+    private func check(_ file: BlobWritten, upload: FormUploadReader.Upload) throws {
         // §6 / §7.3: the optional `crc32` field is the unsigned CRC-32 of the file; mismatch → 406.
         if let expected = try upload.fields.expectedCRC32(), expected != file.crc32 {
             throw UpError(.crc32Mismatch, detail: "form crc32 \(expected) != \(file.crc32)")
         }
         // §1.2 step 3: the deadline bounds the object's creation, so a token that expired while
         // the body was arriving is refused here too.
-        if services.now > upload.token.policy.deadline {
+        if clock.unixSeconds > upload.token.policy.deadline {
             throw UpError(.expiredToken, detail: "expired during the form upload")
         }
     }
 
     /// Hands the file to the committer; `witness` records whether our object was written.
     private func commit(
-        _ file: FormFileSink.Result, upload: FormUploadReader.Upload, witness: StoreWitness
+        _ file: BlobWritten, upload: FormUploadReader.Upload, witness: StoreWitness
     ) async throws -> CommitResult {
         let fields = upload.fields
         // fname: the explicit `fname` field, else the file part's filename (§2 `fname`, §6).
@@ -90,19 +95,19 @@ struct FormUploadController: Sendable {
         let request = CommitRequest(
             token: upload.token, clientKey: fields.key, fname: fname, clientMimeType: upload.file.contentType,
             sniffedMimeType: MimeSniffer.sniff(file.head), customVariables: fields.customVariables,
-            metadata: fields.metadata, etag: file.etag, fsize: file.size, segments: file.segments,
-            protocolName: "form")
-        let index = services.index
-        return try await services.committer.commit(request, now: services.now) { object, mode, callback in
-            let outcome = try await index.putObject(object, mode: mode, completion: nil, callback: callback)
+            metadata: fields.metadata, etag: file.etag?.etag ?? "", fsize: file.count, segments: file.segments,
+            kind: .form)
+        let objects = self.objects
+        return try await committer.commit(request) { object, mode, callback in
+            let outcome = try await objects.putObject(object, mode: mode, completion: nil, callback: callback)
             witness.markStored()
             return outcome
         }
     }
 
-    /// Removes the sink's blobs, logging (not throwing) a failure: the orphan sweep retries.
-    private func discard(_ sink: FormFileSink, context: RequestContext) async {
-        if let error = await sink.discard() {
+    /// Removes the file's blobs, logging (not throwing) a failure: the orphan sweep retries.
+    private func discard(_ file: BlobWriter?, context: RequestContext) async {
+        if let error = await file?.abandon() {
             context.logger.warning("could not remove form upload blobs", ["error": .string("\(error)")])
         }
     }
@@ -146,16 +151,4 @@ struct FormUploadController: Sendable {
         let separator = base.contains("?") ? "&" : "?"
         return base + separator + "upload_ret=" + URLSafeBase64.encode(reply) + fragment
     }
-}
-
-/// Set by the commit's write closure once the index holds our object: from then on its blobs
-/// belong to the object and must not be removed, whatever fails afterwards.
-private final class StoreWitness: Sendable {
-    private let flag = Atomic<Bool>(false)
-
-    /// Whether the index holds the object (its blobs are no longer ours to remove).
-    var stored: Bool { flag.load(ordering: .acquiring) }
-
-    /// Called right after the index accepted the object.
-    func markStored() { flag.store(true, ordering: .releasing) }
 }

@@ -4,7 +4,8 @@ import UpCore
 
 /// Consumes the multipart events of a form upload (qiniu-protocol.md §6): collects the fields,
 /// authorizes the token when the `file` part begins — before a single byte is stored — and
-/// streams the file into a ``FormFileSink``.
+/// streams the file into 4 MiB blobs through a `BlobWriter` (the policy's `fsizeLimit` is its
+/// limit: 413 as soon as the running size passes it, not after storing the whole body).
 ///
 /// Order of parts [ambiguous, §6]: every SDK and the docs send `token` first and `file` last.
 /// The token must come before the file, because the policy (fsizeLimit, the bucket) decides
@@ -31,6 +32,8 @@ final class FormUploadReader {
         var fields: FormFields
         /// The file part.
         var file: FilePart
+        /// Its bytes.
+        var writer: BlobWriter
     }
 
     /// The part being read.
@@ -45,9 +48,12 @@ final class FormUploadReader {
         case skipped
     }
 
-    private let services: UpServices
-    /// The file's bytes go here.
-    let sink: FormFileSink
+    private let authorizer: UploadAuthorizer
+    private let ingest: BlobIngest
+    private let clock: any WallClock
+    private let metrics: UpMetrics
+    /// The file's bytes go here, once the file part has begun.
+    private(set) var file: BlobWriter?
     private(set) var fields = FormFields()
     private var part = Part.none
     private var token: UpToken?
@@ -55,9 +61,11 @@ final class FormUploadReader {
     private var fileBeforeToken = false
 
     /// A reader for one request.
-    init(services: UpServices) {
-        self.services = services
-        sink = FormFileSink(store: services.store, syncEveryWrite: services.configuration.syncEveryChunk)
+    init(authorizer: UploadAuthorizer, ingest: BlobIngest, clock: any WallClock, metrics: UpMetrics) {
+        self.authorizer = authorizer
+        self.ingest = ingest
+        self.clock = clock
+        self.metrics = metrics
     }
 
     /// Handles the events of one fed piece.
@@ -76,10 +84,7 @@ final class FormUploadReader {
                     collected += bytes
                     part = .field(name: name, bytes: collected)
                 case .file:
-                    try await sink.write(bytes)
-                    // §1.3 fsizeLimit: refuse as soon as the running size passes it (413), not
-                    // after storing the whole body; fsizeMin waits for the final size.
-                    try token?.policy.checkSize(sink.size, isFinal: false)
+                    try await file?.write(bytes)
                 case .none, .skipped:
                     break
                 }
@@ -98,7 +103,7 @@ final class FormUploadReader {
             return
         }
         guard filePart == nil, !fileBeforeToken else {
-            throw HTTPError.badRequest("more than one file part in multipart")
+            throw UpError(.secondFilePart)
         }
         guard fields.token != nil else {
             // Not stored; judged in `finish()` once we know whether a token comes at all.
@@ -107,10 +112,16 @@ final class FormUploadReader {
             return
         }
         // §1.2: token not specified / bad / expired → 401; unknown bucket → 631.
-        token = try services.authorizer.authorize(formToken: fields.token, now: services.now)
+        let token = try authorizer.authorize(formToken: fields.token, now: clock.unixSeconds)
+        self.token = token
+        // §1.3 fsizeLimit; fsizeMin waits for the final size.
+        file = ingest.writer(BlobTarget(
+            layout: .blocks, limit: token.policy.fsizeLimit ?? .max,
+            overflow: UpError(.fileTooLarge, detail: "form file > fsizeLimit \(token.policy.fsizeLimit ?? 0)"),
+            etag: true))
         filePart = FilePart(filename: filename, contentType: contentType)
         part = .file
-        services.metrics.uploadsStarted.increment(["form"])
+        metrics.uploadsStarted.increment(["form"])
     }
 
     /// Called after the parser's `finish()`: the form as read.
@@ -121,13 +132,13 @@ final class FormUploadReader {
     func finish() throws -> Upload {
         if fileBeforeToken {
             guard let token = fields.token, !token.isEmpty else { throw UpError(.tokenNotSpecified) }
-            throw HTTPError.badRequest("the token field must come before the file field in multipart")
+            throw UpError(.fileBeforeToken)
         }
-        guard let token, let filePart else {
+        guard let token, let filePart, let file else {
             // §1.2 step 1 comes first: a form without token is 401 even when the file is missing too.
-            _ = try services.authorizer.authorize(formToken: fields.token, now: services.now)
+            _ = try authorizer.authorize(formToken: fields.token, now: clock.unixSeconds)
             throw UpError(.fileNotSpecified)
         }
-        return Upload(token: token, fields: fields, file: filePart)
+        return Upload(token: token, fields: fields, file: filePart, writer: file)
     }
 }

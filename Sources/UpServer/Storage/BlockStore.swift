@@ -1,13 +1,17 @@
+import Basics
+
 /// Where the bytes of blocks (v1) and parts (v2) live, addressed by random `BlobID`s.
 ///
 /// An object is never copied into a file of its own: it is its ordered list of blobs (a
 /// manifest, see `StoredObject.segments`), so the store only ever appends to blobs and removes
 /// them. Two implementations: `FileBlockStore` (production) and `InMemoryBlockStore` (tests).
 ///
-/// Every call is synchronous and may block on the disk; callers on the Swift cooperative pool
-/// should hop to a thread of their own first. A blob has one writer at a time: the up-server
-/// serializes chunks of one block with `BlobWriteLocks`, because `append` truncates what lies
-/// past the acknowledged offset and two writers would truncate each other's bytes.
+/// Every call is synchronous and may block (on a disk, or a network for a remote store); callers
+/// on the Swift cooperative pool hop to a thread of their own first. A blob has one writer at a
+/// time: the up-server serializes chunks of one block with `BlobWriteLocks`, because `append`
+/// truncates what lies past the acknowledged offset and two writers would truncate each other's
+/// bytes. Nothing here names a file: a store that can serve bytes as file ranges says so with
+/// `ByteRangeServing`.
 ///
 /// A full disk is no `BlockStoreError`: `create`, `append` and `sync` throw
 /// `UpError(.insufficientStorage)` (503, retryable; see `InsufficientStorage`), and a failed
@@ -30,7 +34,8 @@ public protocol BlockStore: Sendable {
     /// - Throws: `BlockStoreError.notFound`, `.missingBytes`, `.io`; `UpError(.insufficientStorage)`.
     func append(_ bytes: [UInt8], to blob: BlobID, at expectedOffset: Int64) throws -> Int64
 
-    /// Makes the blob's bytes durable (fsync of the file and of its directory entry).
+    /// Makes the blob's bytes durable (`FileBlockStore`: fsync of the file; its directory entry
+    /// was made durable when the blob was created).
     ///
     /// DESIGN.md: blocks are synced when a block completes and when an object is created; a
     /// per-chunk sync is a setting of the store, not of the caller.
@@ -68,5 +73,24 @@ extension BlockStore {
     /// Streams the whole blob in pieces of at most `size` bytes (default 64 KiB).
     public func forEachChunk(of blob: BlobID, size: Int = 64 * 1024, _ body: ([UInt8]) throws -> Void) throws {
         try forEachChunk(of: blob, range: nil, size: size, body)
+    }
+}
+
+extension BlockStore {
+    /// Removes `blobs` off the cooperative pool (`BlockingWork`): blobs an index write released,
+    /// or a failed request's. Stops at the first failure; what is left, the sweeps find.
+    func remove(_ blobs: [BlobID]) async throws {
+        guard !blobs.isEmpty else { return }
+        try await BlockingWork.run { for blob in blobs { try self.remove(blob) } }
+    }
+
+    /// Removes `blobs` nothing references any more, best effort: a failure is logged (naming
+    /// `what`), and the sweeps find what is left.
+    func release(_ blobs: [BlobID], what: String, logger: Logger) async {
+        do {
+            try await remove(blobs)
+        } catch {
+            logger.warning("could not remove \(what)", ["count": .int(Int64(blobs.count)), "error": .string("\(error)")])
+        }
     }
 }

@@ -10,8 +10,6 @@ public enum BlockStoreError: Error, Equatable, Sendable {
     case missingBytes(BlobID, expected: Int64, actual: Int64)
     /// A read asked for bytes beyond the end of the blob.
     case outOfRange(BlobID, requested: Range<Int64>, length: Int64)
-    /// Another writer holds the blob (see `BlobWriteLocks`).
-    case busy(BlobID)
     /// The file system refused an operation; `reason` is its description.
     case io(BlobID?, reason: String)
 }

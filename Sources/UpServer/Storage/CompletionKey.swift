@@ -68,7 +68,7 @@ public struct Completion: Sendable, Equatable {
     /// The object's hash.
     public var etag: String
     /// The JSON answer given the first time (callback reply or returnBody); `nil` until the
-    /// handler records it with `UpIndex.recordCompletionResult`.
+    /// handler records it with `ObjectIndex.recordCompletionResult`.
     public var result: String?
     /// When the record may be swept (Unix seconds).
     public var expiresAt: Int64

@@ -21,9 +21,6 @@ public final class FileBlockStore: BlockStore {
     public static let openWriterLimit = 128
     /// `<dataDir>/blobs`.
     public let directory: URL
-    /// Whether every `append` is fsynced before it returns (the stricter setting of DESIGN.md).
-    /// Default `false`: blocks are synced when they complete, objects when created.
-    public let syncEveryAppend: Bool
     /// Descriptors of blobs being written. Entries are only a shortcut: eviction never breaks a
     /// writer, which holds its own reference.
     private let writers = Mutex<[BlobID: NativeFile]>([:])
@@ -32,11 +29,9 @@ public final class FileBlockStore: BlockStore {
     ///
     /// - Parameters:
     ///   - dataDirectory: The up-server's data directory.
-    ///   - syncEveryAppend: fsync after every append instead of only at `sync(_:)`.
     /// - Throws: `BlockStoreError.io` if the directory cannot be created.
-    public init(dataDirectory: URL, syncEveryAppend: Bool = false) throws {
+    public init(dataDirectory: URL) throws {
         directory = dataDirectory.appendingPathComponent("blobs", isDirectory: true)
-        self.syncEveryAppend = syncEveryAppend
         do {
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         } catch {
@@ -91,7 +86,6 @@ public final class FileBlockStore: BlockStore {
             }
             do {
                 if !bytes.isEmpty { try writer.write(bytes, at: expectedOffset) }
-                if syncEveryAppend { try writer.sync() }
             } catch {
                 // A short write (ENOSPC half-way) leaves bytes nobody acknowledged: cut them off
                 // now, so the blob stays at what the index says and a full disk gets them back.

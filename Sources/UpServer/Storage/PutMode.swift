@@ -1,4 +1,4 @@
-/// What `UpIndex.putObject` does when the key already holds an object.
+/// What `ObjectIndex.putObject` and `MultipartIndex.completeUpload` do when the key already holds an object.
 public enum PutMode: Sendable, Equatable {
     /// Replace it atomically (the default of a `bucket:key` scope).
     case replace

@@ -1,10 +1,11 @@
 import NativeStore
+public import Outbox
 
-extension SQLiteUpIndex {
+extension SQLiteUpIndex: MultipartIndex {
     static let uploadColumns = "id, bucket, object_key, state, expires_at, created_at"
     static let partColumns = "upload_id, part_number, blob, size, md5, etag, digest, put_time"
 
-    /// See `UpIndex.createUpload(bucket:key:expiresAt:createdAt:)`.
+    /// See `MultipartIndex.createUpload(bucket:key:expiresAt:createdAt:)`.
     public func createUpload(bucket: String, key: String?, expiresAt: Int64, createdAt: Int64) async throws
         -> MultipartUpload
     {
@@ -22,7 +23,7 @@ extension SQLiteUpIndex {
         return upload
     }
 
-    /// See `UpIndex.upload(id:)`.
+    /// See `MultipartIndex.upload(id:)`.
     public func upload(id: String) async throws -> MultipartUpload? {
         try await perform { try Self.upload(id, in: $0) }
     }
@@ -36,7 +37,7 @@ extension SQLiteUpIndex {
         return Dictionary(uniqueKeysWithValues: try rows.map(Rows.part).map { ($0.partNumber, $0) })
     }
 
-    /// See `UpIndex.putPart(_:now:)`.
+    /// See `MultipartIndex.putPart(_:now:)`.
     public func putPart(_ part: UploadPart, now: Int64) async throws -> BlobID? {
         try UpIndexRules.checkPartNumber(part.partNumber)
         return try await perform { database in
@@ -60,7 +61,7 @@ extension SQLiteUpIndex {
         }
     }
 
-    /// See `UpIndex.listParts(uploadID:marker:max:)`.
+    /// See `MultipartIndex.listParts(uploadID:marker:max:)`.
     public func listParts(uploadID: String, marker: Int, max: Int) async throws -> PartListing {
         let limit = UpIndexRules.clampMaxParts(max)
         return try await perform { database in
@@ -77,10 +78,10 @@ extension SQLiteUpIndex {
         }
     }
 
-    /// See `UpIndex.completeUpload(_:parts:object:mode:completion:callback:now:)`.
+    /// See `MultipartIndex.completeUpload(_:parts:object:mode:completion:callback:now:)`.
     public func completeUpload(
         _ id: String, parts: [PartReference], object: StoredObject, mode: PutMode, completion: NewCompletion?,
-        callback: NewOutboxEntry?, now: Int64
+        callback: OutboxMessage?, now: Int64
     ) async throws -> PutObjectOutcome {
         try await perform { database in
             try database.transaction {
@@ -102,14 +103,14 @@ extension SQLiteUpIndex {
         }
     }
 
-    /// See `UpIndex.abortUpload(_:)`.
+    /// See `MultipartIndex.abortUpload(_:)`.
     public func abortUpload(_ id: String) async throws -> [BlobID] {
         try await perform { database in
             try database.transaction { try Self.end(id, as: .aborted, in: database) }
         }
     }
 
-    /// See `UpIndex.retireUpload(_:recording:)`.
+    /// See `MultipartIndex.retireUpload(_:recording:)`.
     public func retireUpload(_ id: String, recording completion: Completion) async throws -> [BlobID] {
         try await perform { database in
             try database.transaction {

@@ -1,14 +1,15 @@
 import NativeStore
+public import Outbox
 
-extension SQLiteUpIndex {
+extension SQLiteUpIndex: ObjectIndex {
     static let objectColumns = """
         bucket, object_key, etag, fsize, mime_type, metadata, put_time, delete_after_days, file_type, version
         """
     static let completionColumns = "bucket, request_sha1, object_key, etag, result, expires_at"
 
-    /// See `UpIndex.putObject(_:mode:completion:callback:)`.
+    /// See `ObjectIndex.putObject(_:mode:completion:callback:)`.
     public func putObject(
-        _ object: StoredObject, mode: PutMode, completion: NewCompletion?, callback: NewOutboxEntry?
+        _ object: StoredObject, mode: PutMode, completion: NewCompletion?, callback: OutboxMessage?
     ) async throws -> PutObjectOutcome {
         try await perform { database in
             try database.transaction {
@@ -22,10 +23,10 @@ extension SQLiteUpIndex {
     }
 
     /// The body of `putObject`, shared with `completeUpload`; runs inside their transaction.
-    /// The object goes in first and the outbox row last, so a refused outbox row (its CHECK)
-    /// rolls back an object that was already written — what the atomicity test relies on.
+    /// The object goes in first and the outbox row last, so a refused outbox row (a CHECK of its
+    /// table) rolls back an object that was already written — what the atomicity test relies on.
     static func store(
-        _ object: StoredObject, mode: PutMode, completion: NewCompletion?, callback: NewOutboxEntry?,
+        _ object: StoredObject, mode: PutMode, completion: NewCompletion?, callback: OutboxMessage?,
         extraReleased: [BlobID], in database: SQLiteDatabase
     ) throws -> PutObjectOutcome {
         let name: [SQLiteValue] = [.text(object.bucket), .text(object.key)]
@@ -55,26 +56,14 @@ extension SQLiteUpIndex {
                     .integer(completion.expiresAt),
                 ])
         }
-        var outboxID: Int64?
-        if let callback {
-            try database.run(
-                """
-                INSERT INTO outbox (bucket, object_key, etag, urls, host, body, content_type, auth_scheme,
-                                    first_attempt_at, attempts, next_attempt_at, last_error, state, reply)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?9, 0, ?9, NULL, 'pending', NULL)
-                """,
-                name + [
-                    .text(object.etag), .text(try Rows.encode(callback.urls)), callback.host.map { .text($0) } ?? .null,
-                    .text(callback.body), .text(callback.contentType), .text(callback.authScheme),
-                    .integer(callback.firstAttemptAt),
-                ])
-            outboxID = database.lastInsertRowID
+        let entry = try callback.map {
+            try SQLiteOutbox.insert($0, now: object.putTime, into: CallbackMessage.table, in: database)
         }
         let released = try unreferenced((old?.segments.map(\.blob) ?? []) + extraReleased, in: database)
-        return .stored(object: stored, releasedBlobs: released, outboxID: outboxID)
+        return .stored(object: stored, releasedBlobs: released, callback: entry)
     }
 
-    /// See `UpIndex.object(bucket:key:)`.
+    /// See `ObjectIndex.object(bucket:key:)`.
     public func object(bucket: String, key: String) async throws -> StoredObject? {
         try await perform { try Self.object(bucket: bucket, key: key, in: $0) }
     }
@@ -95,7 +84,7 @@ extension SQLiteUpIndex {
             version: try row.integer(9))
     }
 
-    /// See `UpIndex.deleteObject(bucket:key:)`.
+    /// See `ObjectIndex.deleteObject(bucket:key:)`.
     public func deleteObject(bucket: String, key: String) async throws -> [BlobID]? {
         try await perform { database in
             try database.transaction {
@@ -106,7 +95,7 @@ extension SQLiteUpIndex {
         }
     }
 
-    /// See `UpIndex.completion(_:)`.
+    /// See `ObjectIndex.completion(_:)`.
     public func completion(_ key: CompletionKey) async throws -> Completion? {
         try await perform { try Self.completion(key, in: $0) }
     }
@@ -118,7 +107,7 @@ extension SQLiteUpIndex {
         ).first.map(Rows.completion)
     }
 
-    /// See `UpIndex.recordCompletionResult(_:result:)`.
+    /// See `ObjectIndex.recordCompletionResult(_:result:)`.
     public func recordCompletionResult(_ key: CompletionKey, result: String) async throws -> String? {
         try await perform { database in
             try database.transaction {

@@ -39,20 +39,6 @@ extension SQLiteUpIndex {
                 putTime: try row.integer(7))
         }
 
-        /// `outboxColumns` order.
-        static func outbox(_ row: SQLiteRow) throws -> OutboxEntry {
-            guard let state = OutboxEntry.State(rawValue: try row.text(12)) else {
-                throw SQLiteError(code: SQLiteError.mismatch, message: "unknown outbox state")
-            }
-            let request = NewOutboxEntry(
-                urls: try decode([String].self, row.text(4)), host: row[5].textValue, body: try row.text(6),
-                contentType: try row.text(7), authScheme: try row.text(8), firstAttemptAt: try row.integer(14))
-            return OutboxEntry(
-                id: try row.integer(0), bucket: try row.text(1), key: try row.text(2), etag: try row.text(3),
-                request: request, attempts: Int(try row.integer(9)), nextAttemptAt: try row.integer(10),
-                lastError: row[11].textValue, state: state, reply: row[13].textValue)
-        }
-
         /// `completionColumns` order.
         static func completion(_ row: SQLiteRow) throws -> Completion {
             Completion(

@@ -1,10 +1,16 @@
+import Outbox
+
 extension SQLiteUpIndex {
     /// Schema history, applied in order by `SQLiteDatabase.migrate`; only ever append.
     ///
     /// Times are Unix seconds. Blob ids are the 32-hex `BlobID` text. Object segments have a
     /// table of their own (not a JSON column) so "is this blob part of any object?" — asked on
     /// every replace, delete and sweep — is an index lookup (`segments_blob`).
-    static let migrations = [
+    static let migrations = [schemaV1, callbackOutboxV2]
+
+    /// The first schema: blocks, objects and their segments, completions, uploads and parts, and
+    /// the first outbox (replaced by migration 2).
+    static let schemaV1 =
         """
         CREATE TABLE blocks (
             blob TEXT PRIMARY KEY,
@@ -92,5 +98,26 @@ extension SQLiteUpIndex {
         ) STRICT;
         CREATE INDEX outbox_due ON outbox (state, next_attempt_at, id);
         """
-    ]
+
+    /// Migration 2: the callback outbox becomes the shared `Outbox` table (`callback_outbox`,
+    /// claimed with a lease, issue 9) and the old rows move into it, nothing lost:
+    /// - the payload is `CallbackMessage` as JSON, built from the old columns;
+    /// - `failed` is `dead`; a `pending` row is due at its `next_attempt_at`;
+    /// - the lease is 5 s per URL + 5 s (the default timeout; the configuration is not known here);
+    /// - `attempts` keeps the attempts made (the next claim counts the next one).
+    static let callbackOutboxV2 = SQLiteOutbox.migrations(table: CallbackMessage.table)[0] + """
+
+        INSERT INTO callback_outbox (id, payload, lease_seconds, state, available_at, owner, attempts, last_error,
+                                     reply, created_at)
+        SELECT id,
+               json_object('bucket', bucket, 'etag', etag, 'key', object_key,
+                           'request', json_object('authScheme', auth_scheme, 'body', body, 'contentType', content_type,
+                                                  'host', host, 'urls', json(urls))),
+               5 * json_array_length(urls) + 5,
+               CASE state WHEN 'failed' THEN 'dead' ELSE state END,
+               CASE state WHEN 'pending' THEN next_attempt_at END,
+               NULL, attempts, last_error, reply, first_attempt_at
+        FROM outbox;
+        DROP TABLE outbox;
+        """
 }

@@ -1,29 +1,21 @@
 import NativeStore
 
-extension SQLiteUpIndex {
-    /// See `UpIndex.expiredBlocks(now:)`.
-    public func expiredBlocks(now: Int64) async throws -> [BlockRecord] {
-        try await perform { try Self.expiredBlocks(now: now, in: $0) }
-    }
-
+extension SQLiteUpIndex: SweepIndex {
+    /// Block rows with `expiresAt <= now`.
     static func expiredBlocks(now: Int64, in database: SQLiteDatabase) throws -> [BlockRecord] {
         try database.query(
             "SELECT \(blockColumns) FROM blocks WHERE expires_at <= ? ORDER BY blob", [.integer(now)]
         ).map(Rows.block)
     }
 
-    /// See `UpIndex.expiredUploads(now:)`.
-    public func expiredUploads(now: Int64) async throws -> [MultipartUpload] {
-        try await perform { try Self.expiredUploads(now: now, in: $0) }
-    }
-
+    /// Upload rows with `expiresAt <= now`, in any state.
     static func expiredUploads(now: Int64, in database: SQLiteDatabase) throws -> [MultipartUpload] {
         try database.query(
             "SELECT \(uploadColumns) FROM uploads WHERE expires_at <= ? ORDER BY id", [.integer(now)]
         ).map(Rows.upload)
     }
 
-    /// See `UpIndex.sweepExpired(now:)`. Deciding and deleting share one transaction, so an
+    /// See `SweepIndex.sweepExpired(now:)`. Deciding and deleting share one transaction, so an
     /// mkfile that commits an object using an expiring block cannot slip between them.
     public func sweepExpired(now: Int64) async throws -> SweepPlan {
         try await perform { database in
@@ -53,7 +45,7 @@ extension SQLiteUpIndex {
         }
     }
 
-    /// See `UpIndex.knownBlobs()`.
+    /// See `SweepIndex.knownBlobs()`.
     public func knownBlobs() async throws -> Set<BlobID> {
         try await perform { database in
             let rows = try database.query(

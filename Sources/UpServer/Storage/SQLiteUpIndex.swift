@@ -1,16 +1,22 @@
 public import Foundation
 import NativeOS
-import NativeStore
+public import NativeStore
+public import Outbox
 import UpCore
 
-/// The production `UpIndex`: one SQLite file, `<dataDir>/index.sqlite3`, in WAL mode with
+/// The production index: one SQLite file, `<dataDir>/index.sqlite3`, in WAL mode with
 /// `synchronous = FULL`, so a commit is on disk before the handler replies ("acknowledged means
 /// stored", DESIGN.md) and a ctx or uploadId survives a restart (qiniu-protocol.md §9.4).
 ///
 /// Threads: SQLite calls block on the disk, so the connection is a `BlockingResource` (NativeOS):
 /// every call runs on its own serial queue while the caller awaits, keeping the Swift
 /// cooperative pool free.
-public final class SQLiteUpIndex: UpIndex {
+///
+/// One class implements every index role (`BlockIndex`, `MultipartIndex`, `ObjectIndex`,
+/// `SweepIndex`, one extension each) over one connection, because some steps span roles and must
+/// be one transaction: an object with its completion record and its callback's outbox entry
+/// (``outbox``, the shared `SQLiteOutbox` on this same database), a v2 complete with its object.
+public final class SQLiteUpIndex: SQLiteAccess {
     private let database: BlockingResource<SQLiteDatabase>
 
     /// The database file.
@@ -41,7 +47,7 @@ public final class SQLiteUpIndex: UpIndex {
     /// `UpError(.insufficientStorage)`: SQLite has rolled the statement back and
     /// `SQLiteDatabase.transaction` the transaction, so nothing of `work` is in the index and the
     /// same call can succeed once space is freed.
-    func perform<T: Sendable>(_ work: @escaping @Sendable (SQLiteDatabase) throws -> T) async throws -> T {
+    public func perform<T: Sendable>(_ work: @escaping @Sendable (SQLiteDatabase) throws -> T) async throws -> T {
         let path = self.path
         return try await database.use { connection in
             do {
@@ -52,74 +58,12 @@ public final class SQLiteUpIndex: UpIndex {
         }
     }
 
+    /// The callback outbox, in this database's `callback_outbox` table.
+    public var outbox: SQLiteOutbox { SQLiteOutbox(table: CallbackMessage.table, access: self) }
+
     /// The journal mode SQLite reports (`"wal"`), for health checks and tests.
     public func journalMode() async throws -> String {
         try await perform { try $0.query("PRAGMA journal_mode")[0].text(0) }
-    }
-
-    // MARK: Blocks
-
-    static let blockColumns = "blob, block_size, received, crc32, sha1, expires_at, created_at"
-
-    /// See `UpIndex.createBlock(_:blockSize:received:crc32:sha1:expiresAt:createdAt:)`.
-    public func createBlock(
-        _ blob: BlobID, blockSize: Int64, received: Int64, crc32: UInt32, sha1: [UInt8]?, expiresAt: Int64,
-        createdAt: Int64
-    ) async throws -> BlockRecord {
-        let record = try UpIndexRules.newBlock(
-            blob, blockSize: blockSize, received: received, crc32: crc32, sha1: sha1, expiresAt: expiresAt,
-            createdAt: createdAt)
-        try await perform { database in
-            try database.run(
-                "INSERT INTO blocks (\(Self.blockColumns)) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                [
-                    .text(blob.hex), .integer(blockSize), .integer(received), .integer(Int64(crc32)),
-                    sha1.map { .blob($0) } ?? .null, .integer(expiresAt), .integer(createdAt),
-                ])
-        }
-        return record
-    }
-
-    /// See `UpIndex.advanceBlock(_:from:to:crc32:sha1:)`.
-    public func advanceBlock(
-        _ blob: BlobID, from expectedOffset: Int64, to newOffset: Int64, crc32: UInt32, sha1: [UInt8]?
-    ) async throws -> Bool {
-        try await perform { database in
-            try database.transaction {
-                guard let record = try Self.block(blob, in: database) else { return false }
-                try UpIndexRules.checkAdvance(record, from: expectedOffset, to: newOffset, sha1: sha1)
-                // The WHERE on `received` is the compare-and-set: a duplicate chunk finds the
-                // offset already moved and changes nothing.
-                try database.run(
-                    "UPDATE blocks SET received = ?, crc32 = ?, sha1 = ? WHERE blob = ? AND received = ?",
-                    [
-                        .integer(newOffset), .integer(Int64(crc32)), sha1.map { .blob($0) } ?? .null, .text(blob.hex),
-                        .integer(expectedOffset),
-                    ])
-                return database.changes == 1
-            }
-        }
-    }
-
-    /// See `UpIndex.rewindBlock(_:from:to:crc32:)`.
-    public func rewindBlock(_ blob: BlobID, from currentOffset: Int64, to offset: Int64, crc32: UInt32) async throws -> Bool {
-        guard offset >= 0, offset < currentOffset else { return false }
-        return try await perform { database in
-            try database.run(
-                "UPDATE blocks SET received = ?, crc32 = ? WHERE blob = ? AND received = ? AND sha1 IS NULL",
-                [.integer(offset), .integer(Int64(crc32)), .text(blob.hex), .integer(currentOffset)])
-            return database.changes == 1
-        }
-    }
-
-    /// See `UpIndex.block(_:)`.
-    public func block(_ blob: BlobID) async throws -> BlockRecord? {
-        try await perform { try Self.block(blob, in: $0) }
-    }
-
-    static func block(_ blob: BlobID, in database: SQLiteDatabase) throws -> BlockRecord? {
-        try database.query("SELECT \(blockColumns) FROM blocks WHERE blob = ?", [.text(blob.hex)])
-            .first.map(Rows.block)
     }
 
     /// The subset of `blobs` that no object, block or part row names: safe to delete once the

@@ -43,7 +43,7 @@ public struct StoredObject: Sendable, Equatable {
     /// 1 for the first object under this key, one more on every replacement; set by the index.
     public var version: Int64
 
-    /// Creates an object description. `version` is ignored by `UpIndex.putObject`, which assigns it.
+    /// Creates an object description. `version` is ignored by `ObjectIndex.putObject`, which assigns it.
     public init(
         bucket: String, key: String, etag: String, fsize: Int64, mimeType: String, segments: [Segment],
         metadata: [String: String] = [:], putTime: Int64, deleteAfterDays: Int? = nil, fileType: Int = 0,

@@ -1,4 +1,4 @@
-/// Why an `UpIndex` call was refused (storage failures surface as the backend's own errors).
+/// Why an index call (`BlockIndex`, `MultipartIndex`, `ObjectIndex`) was refused (storage failures surface as the backend's own errors).
 public enum UpIndexError: Error, Equatable, Sendable {
     /// The upload id is unknown, aborted, completed, expired or bound to another bucket/key:
     /// the handler answers `612 {"error":"no such uploadId"}` (qiniu-protocol.md §5).

@@ -1,17 +1,17 @@
-/// Argument checks both `UpIndex` implementations apply, so they refuse the same things.
-enum UpIndexRules {
-    /// qiniu-protocol.md §4.1: `blockSize` must be 1..4194304.
-    static let maxBlockSize: Int64 = 4 * 1024 * 1024
+import UpCore
 
-    static func checkBlockSize(_ size: Int64) throws {
-        guard (1...maxBlockSize).contains(size) else {
-            throw UpIndexError.invalidArgument("block size \(size) outside 1...\(maxBlockSize)")
+/// Argument checks every index implementation applies, so they refuse the same things.
+public enum UpIndexRules {
+    /// qiniu-protocol.md §4.1: `blockSize` must be 1…4 MiB.
+    public static func checkBlockSize(_ size: Int64) throws {
+        guard (1...Int64(QiniuBlock.size)).contains(size) else {
+            throw UpIndexError.invalidArgument("block size \(size) outside 1...\(QiniuBlock.size)")
         }
     }
 
     /// The record of a new block holding its first `received` bytes, checked like an advance
     /// from 0.
-    static func newBlock(
+    public static func newBlock(
         _ blob: BlobID, blockSize: Int64, received: Int64, crc32: UInt32, sha1: [UInt8]?, expiresAt: Int64,
         createdAt: Int64
     ) throws -> BlockRecord {
@@ -24,7 +24,7 @@ enum UpIndexRules {
         return record
     }
 
-    static func checkAdvance(_ block: BlockRecord, from expected: Int64, to new: Int64, sha1: [UInt8]?) throws {
+    public static func checkAdvance(_ block: BlockRecord, from expected: Int64, to new: Int64, sha1: [UInt8]?) throws {
         guard expected >= 0, new >= expected, new <= block.blockSize else {
             throw UpIndexError.invalidArgument("offset \(expected)→\(new) in a block of \(block.blockSize)")
         }
@@ -33,17 +33,17 @@ enum UpIndexRules {
         }
     }
 
-    static func checkPartNumber(_ number: Int) throws {
+    public static func checkPartNumber(_ number: Int) throws {
         guard UploadPart.numbers.contains(number) else {
             throw UpIndexError.invalidArgument("part number \(number) outside 1...10000")
         }
     }
 
     /// §5 list-parts: default and maximum `max-parts` is 1000.
-    static func clampMaxParts(_ max: Int) -> Int { Swift.max(1, Swift.min(max, 1000)) }
+    public static func clampMaxParts(_ max: Int) -> Int { Swift.max(1, Swift.min(max, 1000)) }
 
     /// Checks a complete request against the stored parts; returns the parts used, in order.
-    static func matchParts(
+    public static func matchParts(
         _ references: [PartReference], stored: [Int: UploadPart], segments: [Segment]
     ) throws -> [UploadPart] {
         var used: [UploadPart] = []
@@ -62,5 +62,5 @@ enum UpIndexRules {
     }
 
     /// A new random upload id: 16 bytes from `SecureRandom`, hex (no `/`, safe in a path).
-    static func newUploadID() -> String { BlobID.random().hex }
+    public static func newUploadID() -> String { BlobID.random().hex }
 }

@@ -40,7 +40,7 @@ public struct UploadPart: Sendable, Equatable {
     public var segment: Segment { Segment(blob: blob, length: size) }
 }
 
-/// One page of `UpIndex.listParts`.
+/// One page of `MultipartIndex.listParts`.
 public struct PartListing: Sendable, Equatable {
     /// Parts with numbers above the marker, ascending.
     public var parts: [UploadPart]

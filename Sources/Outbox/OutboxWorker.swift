@@ -1,0 +1,166 @@
+public import Basics
+
+/// Carries out ``OutboxDelivery`` for one owner: claims due entries, hands each to the sender,
+/// and records the outcome the machine decides. Also runs the first attempt of an entry born
+/// claimed by this owner (``attempt(_:)``), so a service's synchronous try and its background
+/// retries follow one rule.
+///
+/// Entries are claimed one at a time, right before they are sent: a claim's lease then covers
+/// exactly one attempt, however long the ones before it took, and a receiver that is down is not
+/// hammered in parallel. Several workers (one per process) can share a store: the claim keeps
+/// them apart.
+public struct OutboxWorker: Sendable {
+    /// Counters and a gauge the worker keeps up to date; all optional.
+    public struct Metrics: Sendable {
+        /// Attempts begun.
+        public var attempts: Counter?
+        /// Attempts that failed.
+        public var failures: Counter?
+        /// Entries still to be delivered, after each pass.
+        public var depth: Gauge?
+
+        /// Creates the set.
+        public init(attempts: Counter? = nil, failures: Counter? = nil, depth: Gauge? = nil) {
+            self.attempts = attempts
+            self.failures = failures
+            self.depth = depth
+        }
+    }
+
+    /// This process's name in claims: unique per process (see ``makeOwnerID(prefix:)``).
+    public let owner: String
+    private let store: any OutboxStore
+    private let clock: any WallClock
+    private let sender: any OutboxSender
+    private let schedule: OutboxDelivery.Schedule
+    private let metrics: Metrics
+    private let logger: Logger
+    private let label: String
+    private let describe: @Sendable (OutboxEntry) -> [(key: String, value: Logger.Value)]
+
+    /// Creates a worker.
+    ///
+    /// - Parameters:
+    ///   - owner: This process's owner id.
+    ///   - store: The outbox.
+    ///   - sender: Delivers one message.
+    ///   - schedule: Retries and the last attempt.
+    ///   - clock: Read at each claim and each outcome (a lease starts when its claim is made, a
+    ///     retry is due after the attempt that failed, however long the ones before took).
+    ///   - metrics: What to count.
+    ///   - logger: Where outcomes are logged.
+    ///   - label: Prefix of log messages, e.g. `"outbox"`.
+    ///   - describe: Log fields naming an entry (never its secrets), besides its id and attempt.
+    public init(
+        owner: String, store: any OutboxStore, sender: any OutboxSender, schedule: OutboxDelivery.Schedule,
+        clock: any WallClock, metrics: Metrics = Metrics(), logger: Logger, label: String = "outbox",
+        describe: @escaping @Sendable (OutboxEntry) -> [(key: String, value: Logger.Value)] = { _ in [] }
+    ) {
+        self.owner = owner
+        self.store = store
+        self.clock = clock
+        self.sender = sender
+        self.schedule = schedule
+        self.metrics = metrics
+        self.logger = logger
+        self.label = label
+        self.describe = describe
+    }
+
+    /// A fresh owner id: `prefix`, then 16 random URL-safe characters (different for every
+    /// process, and every restart, so a restarted process never mistakes an old claim for its own).
+    public static func makeOwnerID(prefix: String) -> String {
+        prefix + "-" + RandomID.urlSafe(count: 16)
+    }
+
+    /// One pass: claims and attempts due entries one by one until none is due, `limit` were
+    /// attempted, or the task is cancelled.
+    ///
+    /// - Parameter limit: Most attempts in this pass.
+    /// - Returns: How many entries were attempted.
+    @discardableResult
+    public func runOnce(limit: Int = 32) async -> Int {
+        var attempted = 0
+        while attempted < limit, !Task.isCancelled {
+            let claimed: [OutboxEntry]
+            do {
+                claimed = try await store.claimDue(owner: owner, now: clock.unixSeconds, limit: 1)
+            } catch {
+                logger.error("\(label): cannot claim due entries", ["error": .string("\(error)")])
+                break
+            }
+            guard let entry = claimed.first else { break }
+            attempted += 1
+            _ = await attempt(entry)
+        }
+        if let gauge = metrics.depth, let depth = try? await store.depth() { gauge.set(Double(depth)) }
+        return attempted
+    }
+
+    /// Attempts an entry this worker holds the claim of — one ``claimDue(owner:now:limit:)``
+    /// returned, or one born claimed by ``owner`` — and records the outcome.
+    ///
+    /// An outcome that cannot be recorded (the store is down, or its disk full) leaves the entry
+    /// claimed: once the lease runs out it is claimed again and delivered again, which receivers
+    /// must tolerate anyway (they deduplicate). Nothing is lost.
+    ///
+    /// - Returns: What the attempt came to (a synchronous caller relays it).
+    public func attempt(_ entry: OutboxEntry) async -> OutboxOutcome {
+        metrics.attempts?.increment()
+        let outcome = await sender.send(entry)
+        var delivery = entry.delivery
+        let event: OutboxDelivery.Event
+        switch outcome {
+        case .delivered: event = .succeeded(owner: owner)
+        case .failed:
+            metrics.failures?.increment()
+            event = .failed(owner: owner, now: clock.unixSeconds)
+        }
+        guard case .record = delivery.handle(event, schedule: schedule) else {
+            logger.error("\(label): attempted an entry this worker does not hold", ["outboxId": .int(entry.id)])
+            return outcome
+        }
+        do {
+            if try await store.record(entry.id, claimedBy: owner, as: delivery, outcome: outcome) {
+                log(entry, delivery, outcome)
+            } else {
+                write(.warning, "lease lost before the outcome was recorded", entry, delivery)
+            }
+        } catch {
+            write(.error, "cannot record attempt", entry, delivery, [("error", .string("\(error)"))])
+        }
+        return outcome
+    }
+
+    /// Puts a dead entry back in the queue, due now.
+    ///
+    /// - Returns: The entry as requeued, `nil` if there is none with `id` or it is not dead.
+    public func requeue(_ id: Int64) async throws -> OutboxEntry? {
+        let entry = try await store.requeue(id, now: clock.unixSeconds)
+        if entry != nil { logger.info("\(label): requeued", ["outboxId": .int(id)]) }
+        return entry
+    }
+
+    private func log(_ entry: OutboxEntry, _ delivery: OutboxDelivery, _ outcome: OutboxOutcome) {
+        switch (outcome, delivery.state) {
+        case (.delivered, _):
+            write(.info, "delivered", entry, delivery)
+        case (.failed(let reason), .pending(let dueAt)):
+            write(.warning, "attempt failed, will retry", entry, delivery, [
+                ("reason", .string(reason)), ("nextAttemptAt", .int(dueAt)),
+            ])
+        case (.failed(let reason), _):
+            write(.error, "failed for good", entry, delivery, [("reason", .string(reason))])
+        }
+    }
+
+    /// One log line about `entry`: its id, the attempt, the service's fields, then `extra`.
+    private func write(
+        _ level: Logger.Level, _ message: String, _ entry: OutboxEntry, _ delivery: OutboxDelivery,
+        _ extra: [(key: String, value: Logger.Value)] = []
+    ) {
+        logger.log(
+            level, "\(label): \(message)", ["outboxId": .int(entry.id), "attempt": .int(Int64(delivery.attempts))],
+            more: describe(entry) + extra)
+    }
+}

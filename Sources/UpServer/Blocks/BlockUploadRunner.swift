@@ -1,0 +1,116 @@
+import Basics
+import HTTPKit
+import NativeCrypto
+import UpCore
+
+/// Carries out a `BlockUpload`'s actions for one mkblk or bput request: streams the body into the
+/// blob, reads and compares, writes the index, undoes, answers. Every decision is the machine's.
+struct BlockUploadRunner: Sendable {
+    let blocks: any BlockIndex
+    /// Streams the chunks (and knows the blob store and the running SHA-1s).
+    let ingest: BlobIngest
+    let contexts: BlockContexts
+    let metrics: UpMetrics
+    let logger: Logger
+
+    /// Runs `machine` from `first` until it answers or fails.
+    ///
+    /// - Returns: The 200 reply (`BlockReply`).
+    /// - Throws: The machine's answer (`UpError`), or the error a step threw.
+    func run(_ machine: inout BlockUpload, from first: BlockUpload.Action, body: RequestBodyStream) async throws
+        -> Response
+    {
+        var action = first
+        var failure: (any Error)?
+        while true {
+            switch action {
+            case .reply(let record, let chunkCRC):
+                return BlockReply.make(record: record, chunkCRC: chunkCRC, contexts: contexts).response
+            case .undo(let undo, let answer):
+                await self.undo(undo, blob: machine.blob)
+                throw answer ?? failure ?? UpError(.internalError, detail: "block upload failed without an error")
+            default:
+                let event: BlockUpload.Event
+                do {
+                    event = try await perform(action, blob: machine.blob, body: body)
+                } catch {
+                    failure = error
+                    event = .failed(superseded: Task.isCancelled)
+                }
+                action = machine.handle(event)
+            }
+        }
+    }
+
+    private func perform(_ action: BlockUpload.Action, blob: BlobID, body: RequestBodyStream) async throws
+        -> BlockUpload.Event
+    {
+        switch action {
+        case .rewind(let from, let to, let crc32):
+            return .rewound(try await blocks.rewindBlock(blob, from: from, to: to, crc32: crc32))
+        case .write(let offset, let blockSize, let resumingCRC, let overflow):
+            let written = try await ingest.writer(
+                .chunk(of: blob, at: offset, blockSize: blockSize, overflow: overflow)
+            ).writeAll(body)
+            if written.count > 0 {
+                metrics.bytesReceived.increment(by: Double(written.count))
+                metrics.chunks.increment()
+            }
+            // Each byte is CRC'd once: the block's CRC is the resumed one extended by this chunk's.
+            let blockCRC = CRC32.combine(resumingCRC, written.crc32, length: written.count)
+            return .written(
+                .init(count: written.count, chunkCRC: written.crc32, blockCRC: blockCRC, sha1: written.blockSHA1))
+        case .compare(let offset, let limit):
+            return .replayed(try await compare(body, with: blob, at: offset, limit: limit))
+        case .create(let record):
+            _ = try await blocks.createBlock(
+                blob, blockSize: record.blockSize, received: record.offset, crc32: record.crc32, sha1: record.sha1,
+                expiresAt: record.expiresAt, createdAt: record.createdAt)
+            return .recorded(true)
+        case .advance(let from, let record):
+            return .recorded(
+                try await blocks.advanceBlock(blob, from: from, to: record.offset, crc32: record.crc32, sha1: record.sha1))
+        case .reply, .undo:
+            preconditionFailure("answers are not steps")
+        }
+    }
+
+    /// Reads the body (at most `limit` bytes) and compares it with the blob's bytes at `offset`.
+    private func compare(_ body: RequestBodyStream, with blob: BlobID, at offset: Int64, limit: Int64) async throws
+        -> BlockUpload.Replayed
+    {
+        var chunk: [UInt8] = []
+        for try await piece in body {
+            guard Int64(chunk.count + piece.count) <= limit else { return .tooLong }
+            chunk += piece
+        }
+        let store = ingest.store
+        let range = offset..<(offset + Int64(chunk.count))
+        let stored = try await BlockingWork.run { try store.read(blob, range: range) }
+        return .bytes(length: Int64(chunk.count), chunkCRC: CRC32.checksum(chunk), matches: stored == chunk)
+    }
+
+    /// Best effort: a cut back the next append at the acknowledged offset repeats anyway, and a
+    /// blob no row names is found by the orphan sweep.
+    private func undo(_ undo: BlockUpload.Undo, blob: BlobID) async {
+        let store = ingest.store
+        let hashes = ingest.hashes
+        switch undo {
+        case .nothing:
+            break
+        case .cutBack(let offset):
+            // While the write lock is still held, so the blob stays what the index says and a
+            // full disk gets the space back at once, not at the next chunk.
+            _ = try? await BlockingWork.run { try store.append([], to: blob, at: offset) }
+        case .discard:
+            do {
+                try await BlockingWork.run {
+                    hashes.remove(blob)
+                    try store.remove(blob)
+                }
+            } catch {
+                logger.warning("could not remove blob of a failed mkblk", ["blob": .string(blob.hex)])
+            }
+        }
+    }
+}

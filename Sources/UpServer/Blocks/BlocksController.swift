@@ -1,0 +1,34 @@
+import HTTPKit
+import UpCore
+
+/// Routes of the v1 resumable upload (qiniu-protocol.md §4.1–§4.4): `mkblk`, `bput`, `mkfile`
+/// and the legacy `rs-mkfile`.
+///
+/// Routes end in `*` so the UpCore wire parsers see the raw path and own every path rule
+/// (positional pairs, empty segments, percent-decoding per segment; a bad path is 400).
+struct BlocksController: Sendable {
+    /// Largest mkfile body: the ctx list. A ctx is ~80 characters, so 4 MiB lists ~50,000
+    /// blocks, a 200 GiB file.
+    static let maxMkfileBody = 4 * 1024 * 1024
+
+    let mkblk: MkblkHandler
+    let bput: BputHandler
+    let mkfile: MkfileHandler
+
+    /// Registers the routes.
+    func register(on router: inout UpRouter) {
+        // §4.1/§4.2: a chunk is at most one block, 4 MiB; more is a 413 from HTTPKit.
+        router.post("/mkblk/*", body: .stream(maxBytes: QiniuBlock.size)) { request, _ in
+            try await mkblk.handle(request)
+        }
+        router.post("/bput/*", body: .stream(maxBytes: QiniuBlock.size)) { request, _ in
+            try await bput.handle(request)
+        }
+        router.post("/mkfile/*", body: .collect(maxBytes: Self.maxMkfileBody)) { request, _ in
+            try await mkfile.handleMkfile(request)
+        }
+        router.post("/rs-mkfile/*", body: .collect(maxBytes: Self.maxMkfileBody)) { request, _ in
+            try await mkfile.handleRsMkfile(request)
+        }
+    }
+}

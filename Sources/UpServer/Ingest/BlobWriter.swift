@@ -1,0 +1,137 @@
+import Basics
+import HTTPKit
+import UpCore
+
+/// The one streaming write pipeline from request body to blob (issue 9 §3), used by v1 chunks,
+/// v2 parts, form files and `/put` bodies: buffering, the blob layout, hashing in the same pass
+/// as the write, and the fsync policy live here and nowhere else.
+///
+/// Memory and overlap: pieces from HTTPKit (a few KiB each) are gathered into a buffer of at
+/// most ``bufferLimit`` bytes; a full buffer is handed to the I/O executor (`BlockingWork`),
+/// which appends it, then updates every digest asked for (CRC-32 always, MD5, etag block SHA-1s,
+/// a v1 block's running SHA-1) — while the next buffer fills from the socket. At most one flush
+/// is in flight, so writes and digest updates stay in order, and every byte is copied once (piece
+/// → buffer). The two buffers swap, so no flush allocates.
+///
+/// fsync policy (DESIGN.md "Acknowledged means stored"): a blob is fsynced when it is sealed —
+/// a v1 block when a chunk completes it, a v2 part at its end, a form or `/put` blob when it
+/// reaches 4 MiB and the last one at the end — i.e. before the reply that acknowledges it. The
+/// one exception is the still-open block of a v1 chunk, fsynced only with `syncEveryChunk`.
+///
+/// Nothing here is acknowledged: a body that fails half-way leaves an unacknowledged tail (cut
+/// back by the caller, or by the next append at the acknowledged offset) or new blobs no row
+/// names (``abandon()`` removes them).
+///
+/// Not Sendable: one request owns it. Call ``write(_:)`` for each piece, then ``finish()`` once —
+/// or ``abandon()`` after any failure.
+final class BlobWriter {
+    /// Most bytes gathered before one append.
+    static let bufferLimit = 256 * 1024
+
+    private let target: BlobTarget
+    private let sink: BlobSink
+    private var buffer: [UInt8] = []
+    private var spare: [UInt8] = []
+    private var inFlight: Task<[UInt8], any Error>?
+    private var head: [UInt8] = []
+    /// Bytes taken so far.
+    private(set) var count: Int64 = 0
+    /// Bytes handed to the sink (the buffer holds the rest), for cutting at block boundaries.
+    private var flushed: Int64 = 0
+
+    /// A writer for one body.
+    ///
+    /// - Parameters:
+    ///   - target: Layout, limit and digests.
+    ///   - store: Where the blobs live.
+    ///   - hashes: Running SHA-1s of v1 blocks (used by `.block` targets only).
+    ///   - syncEveryChunk: `UpServerConfiguration.syncEveryChunk`.
+    init(_ target: BlobTarget, store: any BlockStore, hashes: BlockHashCache, syncEveryChunk: Bool) {
+        self.target = target
+        sink = BlobSink(target: target, store: store, hashes: hashes, syncEveryChunk: syncEveryChunk)
+        buffer.reserveCapacity(Self.bufferLimit)
+    }
+
+    /// Streams `body` through ``write(_:)`` and ``finish()``; on failure, waits for the write in
+    /// flight (never returns while one runs: a retry must not race a stale write) and rethrows.
+    func writeAll(_ body: RequestBodyStream) async throws -> BlobWritten {
+        do {
+            for try await piece in body { try await write(piece) }
+            return try await finish()
+        } catch {
+            await settle()
+            throw error
+        }
+    }
+
+    /// Takes the next piece of the body.
+    ///
+    /// - Throws: `target.overflow` past the limit (checked before the piece is written); store errors.
+    func write(_ piece: [UInt8]) async throws {
+        guard !piece.isEmpty else { return }
+        guard count + Int64(piece.count) <= target.limit else { throw target.overflow }
+        count += Int64(piece.count)
+        if head.count < MimeSniffer.windowSize { head += piece.prefix(MimeSniffer.windowSize - head.count) }
+        var rest = piece[...]
+        while !rest.isEmpty {
+            // A `.blocks` buffer never straddles a 4 MiB boundary: each flush lands in one blob.
+            let room = min(Self.bufferLimit - buffer.count, Int(clamping: target.room(after: flushed + Int64(buffer.count))))
+            let take = min(room, rest.count)
+            buffer.append(contentsOf: rest.prefix(take))
+            rest = rest.dropFirst(take)
+            let closes = target.endsBlob(at: flushed + Int64(buffer.count))
+            if buffer.count >= Self.bufferLimit || closes { try await flush(closing: closes) }
+        }
+    }
+
+    /// Writes what is buffered, seals per the policy and returns the body's description.
+    func finish() async throws -> BlobWritten {
+        try await flush(closing: false)
+        try await settleThrowing()
+        let sealed = try await BlockingWork.run { [sink, count] in try sink.seal(count: count) }
+        return BlobWritten(
+            count: count, crc32: sealed.crc32, segments: sealed.segments, md5: sealed.md5, etag: sealed.etag,
+            blockSHA1: sealed.blockSHA1, head: head)
+    }
+
+    /// After a failure: waits for the write in flight, then removes every blob this writer
+    /// created (none for a v1 chunk, whose caller cuts the block back). Best effort: the orphan
+    /// sweep finds what is left.
+    ///
+    /// - Returns: The removal's error, for the caller to log.
+    @discardableResult
+    func abandon() async -> (any Error)? {
+        await settle()
+        let sink = self.sink
+        do {
+            try await BlockingWork.run { try sink.removeCreated() }
+            return nil
+        } catch {
+            return error
+        }
+    }
+
+    /// Hands the buffer to the sink (after the flush before it), swapping in the spare.
+    private func flush(closing: Bool) async throws {
+        try await settleThrowing()
+        guard !buffer.isEmpty else { return }
+        let bytes = buffer
+        let sink = self.sink
+        flushed += Int64(bytes.count)
+        inFlight = Task { try await BlockingWork.run { try sink.append(bytes, closing: closing) } }
+        swap(&buffer, &spare)
+        buffer.removeAll(keepingCapacity: true)
+        if buffer.capacity < Self.bufferLimit { buffer.reserveCapacity(Self.bufferLimit) }
+    }
+
+    /// Waits for the flush in flight; its buffer comes back as the spare.
+    private func settleThrowing() async throws {
+        guard let task = inFlight else { return }
+        inFlight = nil
+        spare = try await task.value
+    }
+
+    private func settle() async {
+        _ = try? await settleThrowing()
+    }
+}

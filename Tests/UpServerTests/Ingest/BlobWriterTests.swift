@@ -1,0 +1,108 @@
+import Foundation
+import HTTPKit
+import NativeCrypto
+import Testing
+import TestSupport
+import UpCore
+@testable import UpServer
+
+/// The one write pipeline: layout, digests in the same pass, the fsync policy, limits, cleanup.
+/// Digests are checked against the bytes through independent one-shot functions (`SHA1.hash`,
+/// `CRC32.checksum`, `MD5`), never against the pipeline's own running state.
+@Suite("BlobWriter")
+struct BlobWriterTests {
+    let store = InMemoryBlockStore()
+    let hashes = BlockHashCache()
+
+    func writer(_ target: BlobTarget, syncEveryChunk: Bool = false) -> BlobWriter {
+        BlobIngest(store: store, hashes: hashes, syncEveryChunk: syncEveryChunk).writer(target)
+    }
+
+    /// Feeds `bytes` in pieces of `pieceSize` (network-sized pieces, or one big one).
+    func feed(_ writer: BlobWriter, _ bytes: [UInt8], pieceSize: Int) async throws -> BlobWritten {
+        var start = 0
+        while start < bytes.count {
+            let end = min(bytes.count, start + pieceSize)
+            try await writer.write(Array(bytes[start..<end]))
+            start = end
+        }
+        return try await writer.finish()
+    }
+
+    static let overflow = UpError(.fileTooLarge)
+
+    @Test(arguments: [1000, 65_536, 300_000, 9 << 20])
+    func blocksAreCutAt4MiBWhateverThePieces(pieceSize: Int) async throws {
+        let bytes = V1Data.bytes(9 << 20, seed: 4)
+        let written = try await feed(
+            writer(BlobTarget(layout: .blocks, limit: .max, overflow: Self.overflow, etag: true)), bytes, pieceSize: pieceSize)
+        #expect(written.segments.map(\.length) == [4 << 20, 4 << 20, 1 << 20])
+        var stored: [UInt8] = []
+        for segment in written.segments {
+            stored += try store.read(segment.blob, range: 0..<segment.length)
+            #expect(store.syncCount(of: segment.blob) == 1)  // sealed once, before any reply
+        }
+        #expect(stored == bytes)
+        #expect(written.count == Int64(bytes.count))
+        #expect(written.crc32 == CRC32.checksum(bytes))
+        #expect(written.etag?.etag == Etag.of(bytes))
+        #expect(written.head == Array(bytes.prefix(MimeSniffer.windowSize)))
+        #expect(written.md5 == nil && written.blockSHA1 == nil)
+    }
+
+    @Test func anEmptyFileHasNoBlobButAnEmptyPartHasOne() async throws {
+        let file = try await writer(BlobTarget(layout: .blocks, limit: .max, overflow: Self.overflow, etag: true)).finish()
+        #expect(file.segments.isEmpty && file.etag?.etag == "Fto5o-5ea0sNMlW_75VgGJCv2AcJ")
+        let part = try await writer(BlobTarget(layout: .oneBlob, limit: .max, overflow: Self.overflow, md5: true)).finish()
+        #expect(part.segments.map(\.length) == [0])
+        #expect(part.md5 == Hex.decode("d41d8cd98f00b204e9800998ecf8427e"))
+    }
+
+    @Test func aPartIsOneBlobWithItsMD5AndPartDigest() async throws {
+        let bytes = V1Data.bytes(5 << 20, seed: 8)
+        let written = try await feed(
+            writer(BlobTarget(layout: .oneBlob, limit: .max, overflow: Self.overflow, md5: true, etag: true)), bytes,
+            pieceSize: 70_000)
+        #expect(written.segments.map(\.length) == [5 << 20])
+        #expect(try store.read(written.segments[0].blob, range: 0..<(5 << 20)) == bytes)
+        #expect(store.syncCount(of: written.segments[0].blob) == 1)
+        #expect(written.md5 == MD5.hash(bytes))
+        #expect(written.etag?.blockDigests == [SHA1.hash(bytes[0..<(4 << 20)]), SHA1.hash(bytes[(4 << 20)...])])
+    }
+
+    @Test(arguments: [false, true])
+    func aV1ChunkIsSyncedWhenItCompletesTheBlockAndOtherwiseOnlyWithSyncEveryChunk(syncEveryChunk: Bool) async throws {
+        let bytes = V1Data.bytes(600_000, seed: 2)
+        let blob = try store.create()
+        let first = try await feed(
+            writer(.chunk(of: blob, at: 0, blockSize: 600_000, overflow: Self.overflow), syncEveryChunk: syncEveryChunk),
+            Array(bytes[0..<400_000]), pieceSize: 50_000)
+        #expect(first.blockSHA1 == nil && first.segments.isEmpty)
+        #expect(store.syncCount(of: blob) == (syncEveryChunk ? 1 : 0))  // once, never twice
+        let second = try await feed(
+            writer(.chunk(of: blob, at: 400_000, blockSize: 600_000, overflow: Self.overflow), syncEveryChunk: syncEveryChunk),
+            Array(bytes[400_000...]), pieceSize: 50_000)
+        #expect(second.crc32 == CRC32.checksum(bytes[400_000...]))
+        #expect(second.blockSHA1 == SHA1.hash(bytes))  // the block's, from the running hash
+        #expect(store.syncCount(of: blob) == (syncEveryChunk ? 2 : 1))
+        #expect(try store.read(blob, range: 0..<600_000) == bytes)
+    }
+
+    @Test func aBodyPastTheLimitIsRefusedBeforeThePieceIsWritten() async throws {
+        let sut = writer(BlobTarget(layout: .blocks, limit: 100, overflow: Self.overflow))
+        try await sut.write(Array(repeating: 1, count: 60))
+        await #expect(throws: Self.overflow) { try await sut.write(Array(repeating: 2, count: 41)) }
+        #expect(await sut.abandon() == nil)
+        #expect(try store.list().isEmpty)  // every blob it created is gone
+    }
+
+    @Test func aFullDiskMidBodyLeavesNothingOnceAbandoned() async throws {
+        store.capacity = Int64(BlobWriter.bufferLimit) + 10
+        let sut = writer(BlobTarget(layout: .blocks, limit: .max, overflow: Self.overflow))
+        await #expect(throws: UpError(.insufficientStorage)) {
+            try await sut.writeAll(RequestBodyStream(bytes: V1Data.bytes(3 * BlobWriter.bufferLimit)))
+        }
+        await sut.abandon()
+        #expect(try store.list().isEmpty && store.bytesUsed == 0)
+    }
+}
