@@ -73,6 +73,8 @@ let package = Package(
             swiftSettings: safeOnly
         ),
         .target(name: "UpClient", dependencies: ["UpCore", "HTTPTransport", "Basics"], swiftSettings: safeOnly),
+        // S3-compatible object stores: SigV4 signing and the client up-server's S3 blob store uses.
+        .target(name: "ObjectStorage", dependencies: ["NativeCrypto", "HTTPTransport", "Basics"], swiftSettings: safeOnly),
         .target(
             name: "TestSupport",
             dependencies: [
@@ -128,6 +130,12 @@ let package = Package(
             name: "ServerShellTests",
             dependencies: ["ServerShell", "HTTPKit", "Basics", "TestSupport", "UpCore", "NativeCrypto", "NativeTestSupport"],
             swiftSettings: safeOnly),
+        .testTarget(
+            name: "ObjectStorageTests",
+            dependencies: ["ObjectStorage", "HTTPTransport", "NativeCrypto", "Basics", "TestSupport"],
+            resources: [.copy("Vectors")],
+            swiftSettings: safeOnly
+        ),
         .testTarget(
             name: "BizServerTests",
             dependencies: ["BizServer", "UpCore", "HTTPKit", "NativeCrypto", "NativeStore", "Basics", "ServerShell", "TestSupport"],

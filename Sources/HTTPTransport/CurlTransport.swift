@@ -29,7 +29,7 @@ internal import NativeCurl
 public final class CurlTransport: HTTPTransport {
     /// The settings.
     public let configuration: Configuration
-    private let multi: CurlMulti
+    let multi: CurlMulti
 
     /// Creates the transport and starts its I/O thread. Throws only if libcurl cannot be
     /// initialized (out of memory, broken TLS library).
@@ -51,7 +51,18 @@ public final class CurlTransport: HTTPTransport {
 
     /// Sends `request`; see ``HTTPTransport/send(_:)``. Throws ``TransportError``.
     public func send(_ request: TransportRequest) async throws(TransportError) -> TransportResponse {
-        let curlRequest = CurlRequest(
+        let curlRequest = curlRequest(for: request)
+        do {
+            let response = try await multi.perform(curlRequest)
+            return TransportResponse(status: response.status, headers: response.headers.map { ($0.name, $0.value) }, body: response.body)
+        } catch {
+            throw Self.transportError(error)
+        }
+    }
+
+    /// `request` with this transport's settings, as libcurl takes it.
+    func curlRequest(for request: TransportRequest) -> CurlRequest {
+        CurlRequest(
             method: request.method,
             url: request.url,
             headers: request.headers.map { (name: $0.0, value: $0.1) },
@@ -63,12 +74,6 @@ public final class CurlTransport: HTTPTransport {
             maxResponseBytes: max(0, request.maxResponseBytes),
             progress: request.progress
         )
-        do {
-            let response = try await multi.perform(curlRequest)
-            return TransportResponse(status: response.status, headers: response.headers.map { ($0.name, $0.value) }, body: response.body)
-        } catch {
-            throw Self.transportError(error)
-        }
     }
 
     /// The one place a libcurl failure becomes a ``TransportError``.
@@ -85,7 +90,7 @@ public final class CurlTransport: HTTPTransport {
         return TransportError(kind, error.description)
     }
 
-    private static func curlBody(_ body: TransportBody) -> CurlRequest.Body {
+    static func curlBody(_ body: TransportBody) -> CurlRequest.Body {
         switch body {
         case .none: .none
         case .bytes(let bytes): .bytes(bytes)

@@ -51,9 +51,28 @@ public final class CurlMulti: Sendable {
     /// invalid request or unreadable body file before anything is sent, otherwise libcurl's
     /// failure; cancelling the task throws ``CurlError/Code/abortedByCallback`` promptly.
     public func perform(_ request: CurlRequest) async throws(CurlError) -> CurlResponse {
+        try await perform(request, id: nextID.add(1, ordering: .relaxed).oldValue, responsePipe: nil)
+    }
+
+    /// Sends `request` and returns as soon as the response head is in: its status and fields,
+    /// with the body to be read from the pipe as it arrives (at most `window` bytes are held; a
+    /// slow reader pauses the transfer). A streamed request body (`CurlRequest.Body.stream`) is
+    /// sent as its producer writes it. The total timeout covers the whole transfer, body included.
+    public func open(_ request: CurlRequest, window: Int = 256 << 10) async throws(CurlError) -> (CurlResponse, CurlResponsePipe) {
         let id = nextID.add(1, ordering: .relaxed).oldValue
+        let pipe = CurlResponsePipe(window: window)
+        let loop = self.loop
+        pipe.attach(resume: { loop.resume(id) }, cancel: { loop.cancel(id) })
+        return (try await perform(request, id: id, responsePipe: pipe), pipe)
+    }
+
+    private func perform(_ request: CurlRequest, id: UInt64, responsePipe: CurlResponsePipe?) async throws(CurlError) -> CurlResponse {
+        if case .stream(let pipe, _) = request.body {
+            let loop = self.loop
+            pipe.attach { loop.resume(id) }
+        }
         let outcome = Mutex<CheckedContinuation<Result<CurlResponse, CurlError>, Never>?>(nil)
-        let transfer = try CurlTransfer.make(id: id, request: request) { result in
+        let transfer = try CurlTransfer.make(id: id, request: request, responsePipe: responsePipe) { result in
             outcome.withLock { pending in
                 pending?.resume(returning: result)
                 pending = nil

@@ -15,6 +15,7 @@ import Synchronization
     private struct Inbox {
         var submitted: [CurlTransfer] = []
         var cancelled: [UInt64] = []
+        var resumed: [UInt64] = []
         var stopping = false
         var closed = false
     }
@@ -72,6 +73,17 @@ import Synchronization
         }
     }
 
+    /// Asks the loop to unpause the transfer with `id` (a streamed body has bytes again, or its
+    /// reader has room again); a no-op if it already finished. `curl_easy_pause` must run on the
+    /// thread that drives the multi handle, hence the message.
+    func resume(_ id: UInt64) {
+        inbox.withLock { inbox in
+            guard !inbox.closed else { return }
+            inbox.resumed.append(id)
+            _ = unsafe curl_multi_wakeup(multi)
+        }
+    }
+
     /// Fails every transfer still running with "transport closed" and ends the thread.
     func stop() {
         inbox.withLock { inbox in
@@ -83,18 +95,24 @@ import Synchronization
     private func run() {
         var running: Int32 = 0
         while true {
-            let (submitted, cancelled, stopping) = inbox.withLock { inbox in
+            let (submitted, cancelled, resumed, stopping) = inbox.withLock { inbox in
                 defer {
                     inbox.submitted = []
                     inbox.cancelled = []
+                    inbox.resumed = []
                 }
-                return (inbox.submitted, inbox.cancelled, inbox.stopping)
+                return (inbox.submitted, inbox.cancelled, inbox.resumed, inbox.stopping)
             }
             for transfer in submitted { add(transfer) }
             for id in cancelled {
                 guard let transfer = active[id] else { continue }
                 remove(transfer)
                 transfer.finish(failure: CurlError(code: .abortedByCallback, message: "transfer cancelled"))
+            }
+            for id in resumed {
+                // CURLPAUSE_CONT: both directions; a direction with nothing to do pauses again.
+                guard let transfer = active[id] else { continue }
+                _ = unsafe curl_easy_pause(transfer.easy, CURLPAUSE_RECV_CONT | CURLPAUSE_SEND_CONT)
             }
             if stopping { break }
             _ = unsafe curl_multi_perform(multi, &running)

@@ -9,6 +9,9 @@ public struct CurlRequest: Sendable {
         /// `length` bytes of the file at `path` starting at `offset`, read with `pread` as libcurl
         /// asks for them, so a 4 MiB chunk goes from disk to socket without being loaded whole.
         case file(path: String, offset: Int64, length: Int64)
+        /// `length` bytes written into `pipe` by a producer while the request is sent (an upload
+        /// chunk relayed as it arrives). Such a body cannot be rewound once sending began.
+        case stream(CurlBodyPipe, length: Int64)
 
         /// The body length in bytes (what `Content-Length` says).
         public var count: Int64 {
@@ -16,6 +19,7 @@ public struct CurlRequest: Sendable {
             case .none: 0
             case .bytes(let bytes): Int64(bytes.count)
             case .file(_, _, let length): length
+            case .stream(_, let length): length
             }
         }
     }
@@ -84,6 +88,7 @@ public struct CurlRequest: Sendable {
             guard !path.isEmpty, !path.utf8.contains(0) else { return "invalid body file path" }
             guard offset >= 0, length >= 0, offset <= Int64.max - length else { return "invalid body file region" }
         }
+        if case .stream(_, let length) = body, length < 0 { return "negative body stream length" }
         // libcurl would read a HEAD response as if a body followed and wait for it until timeout.
         guard method != "HEAD" || body.count == 0 else { return "HEAD cannot have a body" }
         guard maxResponseBytes >= 0 else { return "negative maxResponseBytes" }

@@ -27,6 +27,14 @@ extension CurlTransfer {
     /// Appends response body bytes; refusing them (returning a different count) is how a write
     /// callback stops a transfer, here when the body would pass the cap.
     func receiveBody(_ bytes: UnsafeRawBufferPointer) -> Int {
+        if let responsePipe {
+            deliverHead()
+            switch unsafe responsePipe.receive(bytes) {
+            case .accepted: return bytes.count
+            case .pause: return Int(CURL_WRITEFUNC_PAUSE)
+            case .refuse: return 0
+            }
+        }
         guard responseBody.count + bytes.count <= maxResponseBytes else {
             exceededResponseLimit = true
             return 0
@@ -66,7 +74,18 @@ extension CurlTransfer {
         guard wanted > 0, let base = buffer.baseAddress else { return 0 }
         if isCancelled { return Int(CURL_READFUNC_ABORT) }
         var count = 0
-        if fileDescriptor >= 0 {
+        if let bodyPipe {
+            switch unsafe bodyPipe.read(into: UnsafeMutableRawBufferPointer(start: base, count: wanted)) {
+            case .bytes(let n): count = n
+            case .pause: return Int(CURL_READFUNC_PAUSE)
+            case .failed(let message):
+                readFailure = (EIO, "request body stream failed: \(message)")
+                return Int(CURL_READFUNC_ABORT)
+            case .end:
+                readFailure = (EIO, "request body stream ended \(bodyLength - bodyPosition) bytes early")
+                return Int(CURL_READFUNC_ABORT)
+            }
+        } else if fileDescriptor >= 0 {
             repeat {
                 count = unsafe pread(fileDescriptor, base, wanted, off_t(bodyOffset + bodyPosition))
             } while count < 0 && errno == EINTR
@@ -92,6 +111,8 @@ extension CurlTransfer {
     /// Rewinds the body for a resend (libcurl only ever seeks from the start).
     func seekBody(to offset: Int64, origin: Int32) -> Int32 {
         guard origin == SEEK_SET, offset >= 0, offset <= bodyLength else { return Int32(CURL_SEEKFUNC_CANTSEEK) }
+        // Bytes taken from a stream are gone: only "rewind" to where it stands.
+        if bodyPipe != nil && offset != bodyPosition { return Int32(CURL_SEEKFUNC_CANTSEEK) }
         bodyPosition = offset
         return Int32(CURL_SEEKFUNC_OK)
     }

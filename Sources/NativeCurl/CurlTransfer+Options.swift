@@ -26,8 +26,9 @@ extension CurlTransfer {
             try set(CURLOPT_LOW_SPEED_LIMIT, request.lowSpeedLimit)
             try set(CURLOPT_LOW_SPEED_TIME, max(1, request.lowSpeedTimeSeconds))
         }
-        // 0 would mean "no limit" to libcurl; the write callback enforces a 0 cap instead.
-        if request.maxResponseBytes > 0 {
+        // 0 would mean "no limit" to libcurl; the write callback enforces a 0 cap instead. A
+        // streamed response has no cap: its consumer holds only the pipe's window.
+        if request.maxResponseBytes > 0 && responsePipe == nil {
             try set(CURLOPT_MAXFILESIZE_LARGE, offT: Int64(request.maxResponseBytes))
         }
 

@@ -25,6 +25,8 @@ import Glibc
 
     // Request body (read by the READFUNCTION callback).
     let bodyBytes: [UInt8]
+    /// The producer's pipe of a streamed body.
+    let bodyPipe: CurlBodyPipe?
     private(set) var fileDescriptor: Int32 = -1
     private(set) var bodyOffset: Int64 = 0
     private(set) var bodyLength: Int64 = 0
@@ -40,6 +42,9 @@ import Glibc
     var responseHeadComplete = false
     let maxResponseBytes: Int
     var exceededResponseLimit = false
+    /// Where a streamed response's body goes; the head is delivered at the first body byte.
+    let responsePipe: CurlResponsePipe?
+    var deliveredHead = false
 
     // Progress (XFERINFOFUNCTION).
     let progress: (@Sendable (Int64) -> Void)?
@@ -48,19 +53,25 @@ import Glibc
     private let cancelled = Atomic<Bool>(false)
     private var completion: Completion?
 
-    private init(id: UInt64, easy: UnsafeMutableRawPointer, request: CurlRequest) {
+    private init(id: UInt64, easy: UnsafeMutableRawPointer, request: CurlRequest, responsePipe: CurlResponsePipe?) {
         self.id = id
         unsafe self.easy = easy
         unsafe errorBuffer = .allocate(capacity: Int(CURL_ERROR_SIZE))
         unsafe errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE))
         if case .bytes(let bytes) = request.body { bodyBytes = bytes } else { bodyBytes = [] }
+        if case .stream(let pipe, _) = request.body { bodyPipe = pipe } else { bodyPipe = nil }
+        self.responsePipe = responsePipe
         maxResponseBytes = request.maxResponseBytes
         progress = request.progress
     }
 
     /// A configured transfer, or the reason the request cannot be sent. Configuration happens
     /// after `init` so that a failure part-way still runs `deinit` and frees everything.
-    static func make(id: UInt64, request: CurlRequest, completion: @escaping Completion) throws(CurlError) -> CurlTransfer {
+    /// With a `responsePipe`, `completion` fires as soon as the response head is in (with an
+    /// empty body) and the body flows into the pipe.
+    static func make(
+        id: UInt64, request: CurlRequest, responsePipe: CurlResponsePipe? = nil, completion: @escaping Completion
+    ) throws(CurlError) -> CurlTransfer {
         if let problem = request.validationFailure() {
             throw CurlError(code: .badFunctionArgument, message: problem)
         }
@@ -68,7 +79,7 @@ import Glibc
         guard let easy = unsafe curl_easy_init() else {
             throw CurlError(code: .outOfMemory, message: "curl_easy_init failed")
         }
-        let transfer = unsafe CurlTransfer(id: id, easy: easy, request: request)
+        let transfer = unsafe CurlTransfer(id: id, easy: easy, request: request, responsePipe: responsePipe)
         try transfer.openBody(request.body)
         try transfer.configure(request)
         transfer.completion = completion
@@ -90,15 +101,25 @@ import Glibc
 
     /// Delivers the outcome of libcurl's `CURLMSG_DONE` (loop thread, after removal from the multi).
     func finish(code: CURLcode) {
-        guard code == CURLE_OK else { return deliver(.failure(error(for: code))) }
+        bodyPipe?.close()
+        guard code == CURLE_OK else {
+            let failure = error(for: code)
+            responsePipe?.finish(failure)
+            return deliver(.failure(failure))
+        }
         var status = 0, connects = 0
         var sent: curl_off_t = 0
         _ = unsafe ccurl_easy_getinfo_long(easy, CURLINFO_RESPONSE_CODE, &status)
         guard responseHeadComplete else {
             // Found by scripts/chaos/net-fault: a reply cut after "HTTP/1.1 200 OK\r\n" came back
             // as a complete 200 with no body, which the upload client took as a final answer.
-            return deliver(.failure(CurlError(
-                code: .partialFile, message: "the connection closed inside the response head (status \(status))")))
+            let failure = CurlError(code: .partialFile, message: "the connection closed inside the response head (status \(status))")
+            responsePipe?.finish(failure)
+            return deliver(.failure(failure))
+        }
+        if let responsePipe {
+            deliverHead()
+            return responsePipe.finish(nil)
         }
         _ = unsafe ccurl_easy_getinfo_long(easy, CURLINFO_NUM_CONNECTS, &connects)
         _ = unsafe ccurl_easy_getinfo_off_t(easy, CURLINFO_SIZE_UPLOAD_T, &sent)
@@ -113,7 +134,20 @@ import Glibc
     }
 
     /// Delivers a failure decided outside libcurl (cancelled, transport closed, add failed).
-    func finish(failure: CurlError) { deliver(.failure(failure)) }
+    func finish(failure: CurlError) {
+        bodyPipe?.close()
+        responsePipe?.finish(failure)
+        deliver(.failure(failure))
+    }
+
+    /// Hands a streamed response's status and fields to the waiting caller, once.
+    func deliverHead() {
+        guard !deliveredHead else { return }
+        deliveredHead = true
+        var status = 0
+        _ = unsafe ccurl_easy_getinfo_long(easy, CURLINFO_RESPONSE_CODE, &status)
+        deliver(.success(CurlResponse(status: status, headers: responseHeaders, body: [])))
+    }
 
     /// New connections this transfer opened (valid after it completed).
     var connectionsOpened: Int {
@@ -160,6 +194,8 @@ import Glibc
             bodyLength = 0
         case .bytes(let bytes):
             bodyLength = Int64(bytes.count)
+        case .stream(_, let length):
+            bodyLength = length
         case .file(let path, let offset, let length):
             let fd = unsafe Glibc.open(path, O_RDONLY | O_CLOEXEC)
             guard fd >= 0 else {
