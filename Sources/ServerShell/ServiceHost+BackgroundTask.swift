@@ -4,22 +4,32 @@ extension ServiceHost.BackgroundTask {
     /// A task that runs `body` — a loop that ends when its task is cancelled, such as a poller —
     /// on a Swift task of its own, started with the host and cancelled (and awaited) at its stop.
     public static func running(_ name: String, _ body: @escaping @Sendable () async -> Void) -> Self {
-        let slot = TaskSlot()
-        return Self(name: name, start: { slot.start(body) }, stop: { await slot.stop() })
+        let loop = BackgroundLoop()
+        return Self(name: name, start: { loop.start(body) }, stop: { await loop.stop() })
     }
 }
 
-/// The one running task of a ``ServiceHost/BackgroundTask/running(_:_:)`` task.
-private final class TaskSlot: Sendable {
+/// One long-running body on a Swift task of its own: started once, cancelled and awaited by
+/// ``stop()`` — the shape of every background job (key pollers, outbox retries, sweeps).
+public final class BackgroundLoop: Sendable {
     private let task = Mutex<Task<Void, Never>?>(nil)
 
-    func start(_ body: @escaping @Sendable () async -> Void) {
+    /// Creates a stopped loop.
+    public init() {}
+
+    /// Starts `body` unless it is already running.
+    public func start(_ body: @escaping @Sendable () async -> Void) {
         task.withLock { current in
             if current == nil { current = Task { await body() } }
         }
     }
 
-    func stop() async {
+    /// Whether the body is running.
+    public var isRunning: Bool { task.withLock { $0 != nil } }
+
+    /// Cancels the body and waits for it to end, so nothing it touches is used afterwards.
+    /// Idempotent.
+    public func stop() async {
         let running = task.withLock { current -> Task<Void, Never>? in
             defer { current = nil }
             return current
