@@ -41,46 +41,58 @@ let package = Package(
         // MARK: Native — the only importers of C, the only users of Unsafe*
         .target(name: "NativePostgres", dependencies: ["CLibPQ"], swiftSettings: native),
         .target(name: "NativeCrypto", dependencies: ["CLibCrypto", "CZlib"], swiftSettings: native),
+        .target(name: "NativeOS", swiftSettings: native),
         .target(name: "NativeStore", dependencies: ["CSQLite3"], swiftSettings: native),
-        .target(name: "NativeHTTP", dependencies: ["CMicroHTTPD"], swiftSettings: native),
+        .target(name: "NativeHTTP", dependencies: ["CMicroHTTPD", "NativeOS"], swiftSettings: native),
         .target(name: "NativeCurl", dependencies: ["CCurl"], swiftSettings: native),
-        .target(name: "NativeSystem", swiftSettings: native),
+        // Test-only (linked by TestSupport and test targets, never by a product): raw sockets.
+        .target(name: "NativeTestSupport", swiftSettings: native),
 
         // MARK: Safe layers
         .target(name: "Basics", swiftSettings: safeOnly),
         .target(name: "UpCore", dependencies: ["NativeCrypto"], swiftSettings: safeOnly),
-        .target(name: "HTTPKit", dependencies: ["NativeHTTP", "Basics"], swiftSettings: safeOnly),
+        .target(name: "HTTPKit", dependencies: ["NativeHTTP", "NativeOS", "Basics"], swiftSettings: safeOnly),
         // One durable delivery machine and store role for both servers (DESIGN.md "Round 2").
         .target(name: "Outbox", dependencies: ["Basics", "NativeStore"], swiftSettings: safeOnly),
         .target(name: "HTTPTransport", dependencies: ["NativeCurl", "Basics"], swiftSettings: safeOnly),
+        // The one server shell: configuration files, command line, listen/signals/drain/stop.
+        .target(name: "ServerShell", dependencies: ["HTTPKit", "NativeOS", "UpCore", "Basics"], swiftSettings: safeOnly),
         .target(
             name: "BizServer",
-            dependencies: ["UpCore", "HTTPKit", "HTTPTransport", "NativeStore", "NativeCrypto", "Basics"],
+            dependencies: [
+                "UpCore", "HTTPKit", "HTTPTransport", "ServerShell", "NativeStore", "NativeOS", "NativeCrypto", "Basics",
+            ],
             swiftSettings: safeOnly
         ),
         .target(
             name: "UpServer",
-            dependencies: ["UpCore", "HTTPKit", "HTTPTransport", "NativeStore", "NativeCrypto", "Basics", "Outbox"],
+            dependencies: [
+                "UpCore", "HTTPKit", "HTTPTransport", "ServerShell", "NativeStore", "NativeOS", "NativeCrypto", "Basics",
+                "Outbox",
+            ],
             swiftSettings: safeOnly
         ),
-        .target(name: "UpClient", dependencies: ["UpCore", "HTTPTransport", "NativeSystem", "Basics"], swiftSettings: safeOnly),
+        .target(name: "UpClient", dependencies: ["UpCore", "HTTPTransport", "NativeOS", "Basics"], swiftSettings: safeOnly),
         // S3-compatible object stores: SigV4 signing and the client up-server's S3 blob store uses.
         .target(name: "ObjectStorage", dependencies: ["NativeCrypto", "HTTPTransport", "Basics"], swiftSettings: safeOnly),
         .target(
             name: "TestSupport",
-            dependencies: ["HTTPKit", "HTTPTransport", "Basics", "UpCore", "UpServer", "BizServer", "Outbox"],
+            dependencies: [
+                "HTTPKit", "HTTPTransport", "Basics", "UpCore", "UpServer", "BizServer", "Outbox", "NativeTestSupport",
+            ],
             swiftSettings: safeOnly),
 
         // MARK: Executables — parse arguments, load Config/*.json, run
-        .executableTarget(name: "biz-server", dependencies: ["BizServer", "Basics"], swiftSettings: safeOnly),
-        .executableTarget(name: "up-server", dependencies: ["UpServer", "Basics"], swiftSettings: safeOnly),
+        .executableTarget(name: "biz-server", dependencies: ["BizServer", "ServerShell"], swiftSettings: safeOnly),
+        .executableTarget(name: "up-server", dependencies: ["UpServer", "ServerShell"], swiftSettings: safeOnly),
         .executableTarget(
-            name: "up-cli", dependencies: ["UpClient", "UpCore", "HTTPTransport", "NativeSystem", "Basics"], swiftSettings: safeOnly),
+            name: "up-cli", dependencies: ["UpClient", "UpCore", "HTTPTransport", "NativeOS", "Basics"], swiftSettings: safeOnly),
 
         // MARK: Tests — one per module, same name + "Tests"
         .testTarget(name: "NativePostgresTests", dependencies: ["NativePostgres", "TestSupport"], swiftSettings: common),
         .testTarget(name: "NativeCryptoTests", dependencies: ["NativeCrypto"], swiftSettings: common),
         .testTarget(name: "NativeStoreTests", dependencies: ["NativeStore"], swiftSettings: common),
+        .testTarget(name: "NativeOSTests", dependencies: ["NativeOS"], swiftSettings: common),
         .testTarget(name: "BasicsTests", dependencies: ["Basics", "TestSupport"], swiftSettings: safeOnly),
         .testTarget(
             name: "UpCoreTests",
@@ -90,15 +102,17 @@ let package = Package(
         ),
         .testTarget(
             name: "OutboxTests", dependencies: ["Outbox", "Basics", "NativeStore", "TestSupport"], swiftSettings: safeOnly),
-        .testTarget(name: "HTTPKitTests", dependencies: ["HTTPKit", "NativeHTTP", "TestSupport"], swiftSettings: safeOnly),
         .testTarget(
-            name: "HTTPTransportTests", dependencies: ["HTTPTransport", "HTTPKit", "Basics", "TestSupport"],
+            name: "HTTPKitTests", dependencies: ["HTTPKit", "NativeHTTP", "NativeTestSupport", "TestSupport"],
+            swiftSettings: safeOnly),
+        .testTarget(
+            name: "HTTPTransportTests", dependencies: ["HTTPTransport", "HTTPKit", "Basics", "NativeTestSupport", "TestSupport"],
             swiftSettings: safeOnly),
         .testTarget(
             name: "UpServerTests",
             dependencies: [
-                "UpServer", "UpCore", "HTTPKit", "HTTPTransport", "NativeStore", "NativeCrypto", "NativeHTTP", "Basics", "TestSupport",
-                "Outbox",
+                "UpServer", "UpCore", "HTTPKit", "HTTPTransport", "NativeStore", "NativeOS", "NativeCrypto", "NativeHTTP", "Basics",
+                "ServerShell", "TestSupport", "Outbox",
             ],
             swiftSettings: safeOnly
         ),
@@ -113,6 +127,10 @@ let package = Package(
             swiftSettings: safeOnly
         ),
         .testTarget(
+            name: "ServerShellTests",
+            dependencies: ["ServerShell", "HTTPKit", "Basics", "TestSupport", "UpCore", "NativeCrypto", "NativeTestSupport"],
+            swiftSettings: safeOnly),
+        .testTarget(
             name: "ObjectStorageTests",
             dependencies: ["ObjectStorage", "HTTPTransport", "NativeCrypto", "Basics", "TestSupport"],
             resources: [.copy("Vectors")],
@@ -120,7 +138,7 @@ let package = Package(
         ),
         .testTarget(
             name: "BizServerTests",
-            dependencies: ["BizServer", "UpCore", "HTTPKit", "NativeCrypto", "NativeStore", "Basics", "TestSupport"],
+            dependencies: ["BizServer", "UpCore", "HTTPKit", "NativeCrypto", "NativeStore", "Basics", "ServerShell", "TestSupport"],
             swiftSettings: safeOnly
         ),
     ]

@@ -1,7 +1,7 @@
 import Basics
-import HTTPKit
 
-/// Biz-server's metric families (`GET /metrics`), declared once.
+/// Biz-server's own metric families (`GET /metrics`), declared once; the HTTP ones are the
+/// shell's (`HTTPMetrics`, prefix `upgate_biz`).
 struct BizMetrics: Sendable {
     let registry: Metrics
     let tokensIssued: Counter
@@ -15,8 +15,6 @@ struct BizMetrics: Sendable {
     let apiKeysCreated: Counter
     let apiKeysRevoked: Counter
     let apiKeyPolls: Counter
-    let requestDuration: Histogram
-    let responses: Counter
 
     init(_ registry: Metrics) {
         self.registry = registry
@@ -43,15 +41,5 @@ struct BizMetrics: Sendable {
         apiKeyPolls = registry.counter(
             "upgate_biz_api_key_polls_total", "Checks of the API key store for changes, by outcome (ok, failed).",
             labels: ["outcome"])
-        requestDuration = registry.histogram(
-            "upgate_biz_http_request_duration_seconds", "HTTP request latency.", labels: ["method", "route"])
-        responses = registry.counter(
-            "upgate_biz_http_responses_total", "HTTP responses, by route and status.", labels: ["route", "status"])
-    }
-
-    /// Feeds the HTTP server's per-response events into the latency histogram and status counter.
-    func observe(_ event: ResponseEvent) {
-        requestDuration.observe(event.duration, [event.method.rawValue, event.route])
-        responses.increment([event.route, String(event.status)])
     }
 }

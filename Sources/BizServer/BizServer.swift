@@ -1,6 +1,7 @@
 public import Basics
 public import HTTPKit
 import NativeCrypto
+public import ServerShell
 import Synchronization
 import UpCore
 
@@ -16,20 +17,31 @@ import UpCore
 /// Endpoints (documented in `Config/openapi/biz-server.json`): `POST /v1/uptoken`,
 /// `POST /v1/callback`, `GET /v1/uploads`, `GET /v1/uploads/:id`, `GET /healthz`, `GET /metrics`,
 /// and the admin API `GET|POST /v1/admin/keys`, `DELETE /v1/admin/keys/:id`.
-public final class BizServer: Sendable {
-    /// The configuration the server was built with.
-    public let configuration: BizServerConfiguration
-    /// The metrics registry served at `/metrics`.
-    public let metrics: Metrics
-    /// All routes; usable in-process without a socket (`router.respond(to:logger:)`).
-    public let router: Router
+/// It runs in the shared shell (`ServiceHost`): the stored API keys are loaded before it listens
+/// and followed by a background poller; a reload (SIGHUP) rebuilds the routes from the new
+/// configuration (clients, keys, up hosts, limits, jwt, admin token) and swaps them in.
+public final class BizServer: HostedService {
+    /// The stores, clock and metrics every version of the routes shares.
+    private struct Parts: Sendable {
+        let store: any UploadRecordStore
+        /// Where created API keys live (nil: only the configured keys, no admin creation).
+        let keys: (any APIKeyStore)?
+        /// The stored API keys this server honours, followed by a poller while it runs.
+        let liveKeys: LiveAPIKeys?
+        let clock: any WallClock
+        let metrics: BizMetrics
+        let boundPort: BoundPort
+        let logger: Logger
+    }
 
-    private let logger: Logger
-    private let bizMetrics: BizMetrics
-    private let http = HTTPServerHost()
-    /// The stored API keys this server honours, followed by a poller while it runs.
-    private let liveKeys: LiveAPIKeys?
-    private let keyPoller = Mutex<Task<Void, Never>?>(nil)
+    /// The registry served at `/metrics`.
+    public let metrics: Metrics
+    /// The shell that serves the routes.
+    public let host: ServiceHost
+
+    private let parts: Parts
+    /// The configuration in force and its rate limiter (kept across reloads that keep the rate).
+    private let current: Mutex<(configuration: BizServerConfiguration, limiter: RateLimiter)>
 
     /// Builds the server; nothing listens until ``start()`` or ``run()``.
     ///
@@ -48,26 +60,81 @@ public final class BizServer: Sendable {
         logger: Logger,
         metrics: Metrics = Metrics()
     ) {
-        self.configuration = configuration
         self.metrics = metrics
-        self.logger = logger
         let bizMetrics = BizMetrics(metrics)
-        self.bizMetrics = bizMetrics
-        let mac = HMACSHA1(key: Array(configuration.secretKey.utf8))
         let liveKeys = keys.map { LiveAPIKeys(store: $0, clock: clock, metrics: bizMetrics, logger: logger) }
-        self.liveKeys = liveKeys
-        let clients = ClientDirectory(configuration.clients, stored: liveKeys, clock: clock)
-        let callbackURL = Self.callbackURLProvider(configuration, http.boundPort)
+        let parts = Parts(
+            store: store, keys: keys, liveKeys: liveKeys, clock: clock, metrics: bizMetrics, boundPort: BoundPort(),
+            logger: logger)
+        self.parts = parts
+        let limiter = RateLimiter(configuration.rateLimit)
+        current = Mutex((configuration, limiter))
+        let http = HTTPMetrics(metrics, prefix: "upgate_biz")
+        var tasks: [ServiceHost.BackgroundTask] = []
+        if let liveKeys { tasks.append(.running("api-key-poller") { await liveKeys.poll() }) }
+        host = ServiceHost(
+            for: configuration, router: Self.routes(configuration, limiter: limiter, parts: parts), logger: logger,
+            observer: { http.observe($0) }, tasks: tasks, boundPort: parts.boundPort,
+            clientAddress: Self.clientAddress(configuration.access.trustedProxies),
+            announce: { [parts] in
+                [("callbackUrl", .string(Self.callbackURL(configuration, parts.boundPort)))]
+            })
+    }
 
+    /// Who sent a request: the peer, or the client a trusted proxy names in `X-Forwarded-For`.
+    private static func clientAddress(_ proxies: TrustedProxies) -> (@Sendable (String, HTTPHeaders) -> String)? {
+        guard !proxies.isEmpty else { return nil }
+        return { peer, headers in proxies.clientAddress(peer: peer, forwardedFor: headers.values(for: "X-Forwarded-For")) }
+    }
+
+    /// Opens the production stores in the data directory, `uploads.sqlite3` and the API key
+    /// store, and builds the server.
+    public static func open(configuration: BizServerConfiguration, logger: Logger) throws -> BizServer {
+        let store = try SQLiteUploadRecordStore(
+            path: configuration.dataDirectory + "/uploads.sqlite3", durableWrites: configuration.durableWrites)
+        let keys = try SQLiteAPIKeyStore(directory: configuration.dataDirectory, durableWrites: configuration.durableWrites)
+        return BizServer(configuration: configuration, store: store, keys: keys, logger: logger)
+    }
+
+    /// Loads the stored API keys before the server listens, so a stored key works from the first
+    /// request on (the poller follows changes afterwards).
+    public func prepare() async throws { try await refreshKeys() }
+
+    /// Loads the stored API keys now if they changed (``run()`` does this before listening; the
+    /// poller started with the server does it every 250 ms).
+    public func refreshKeys() async throws {
+        try await parts.liveKeys?.refresh()
+    }
+
+    /// The configuration in force (the last one reloaded).
+    public var configuration: BizServerConfiguration { current.withLock { $0.configuration } }
+
+    /// All routes; usable in-process without a socket (`router.respond(to:logger:)`).
+    public var router: Router { host.router }
+
+    /// The callback URL put into tokens: `publicBaseURL` when configured, else derived from the
+    /// listen address and the port actually bound (so `--port 0` and `--port N` both work).
+    public var callbackURL: String { Self.callbackURL(configuration, parts.boundPort) }
+
+    private static func callbackURL(_ configuration: BizServerConfiguration, _ port: BoundPort) -> String {
+        port.baseURL(publicBaseURL: configuration.publicBaseURL, host: configuration.host,
+                     configuredPort: Int(configuration.port))() + "/v1/callback"
+    }
+
+    /// The routes for `configuration`: rebuilt on every reload, over the same store and metrics.
+    private static func routes(_ configuration: BizServerConfiguration, limiter: RateLimiter, parts: Parts) -> Router {
+        let mac = HMACSHA1(key: Array(configuration.secretKey.utf8))
+        let clients = ClientDirectory(configuration.clients, stored: parts.liveKeys, clock: parts.clock)
+        let boundPort = parts.boundPort
         var router = Router()
         TokenController(
-            clients: clients, limiter: RateLimiter(configuration.rateLimit),
+            clients: clients, limiter: limiter,
             issuer: TokenIssuer(accessKey: configuration.accessKey, mac: mac, upHosts: configuration.upHosts),
-            clock: clock, metrics: bizMetrics, callbackURL: callbackURL,
+            clock: parts.clock, metrics: parts.metrics, callbackURL: { callbackURL(configuration, boundPort) },
             endUsers: configuration.jwt.flatMap {
                 EndUserAuthenticator(
-                    $0, clients: configuration.clients, serverRate: configuration.rateLimit, store: store, clock: clock,
-                    logger: logger, metrics: bizMetrics)
+                    $0, clients: configuration.clients, serverRate: configuration.rateLimit, store: parts.store,
+                    clock: parts.clock, logger: parts.logger, metrics: parts.metrics)
             },
             addresses: configuration.access.addressRateLimit.map(AddressLimiter.init)
         ).register(on: &router)
@@ -75,72 +142,67 @@ public final class BizServer: Sendable {
             authenticator: CallbackAuthenticator(
                 verifier: CallbackVerifier(keys: KeyRing(macs: [configuration.accessKey: mac])),
                 replay: configuration.replay),
-            store: store, clock: clock, metrics: bizMetrics
+            store: parts.store, clock: parts.clock, metrics: parts.metrics
         ).register(on: &router)
-        UploadsController(clients: clients, store: store, metrics: bizMetrics).register(on: &router)
-        OperationsController(store: store, metrics: bizMetrics).register(on: &router)
+        UploadsController(clients: clients, store: parts.store, metrics: parts.metrics).register(on: &router)
+        let store = parts.store
+        let metrics = parts.metrics
+        OperationsRoutes(
+            check: {
+                do {
+                    // An indexed point lookup: proves the store answers without scanning it.
+                    _ = try await store.upload(id: "healthz")
+                } catch {
+                    metrics.storeErrors.increment()
+                    throw error
+                }
+            },
+            unavailable: "store unavailable", registry: metrics.registry
+        ).register(on: &router)
         AdminKeysController(
-            gate: AdminGate(access: configuration.access, clock: clock, metrics: bizMetrics),
-            manager: APIKeyManager(store: keys, clients: configuration.clients), live: liveKeys, clock: clock
+            gate: AdminGate(access: configuration.access, clock: parts.clock, metrics: parts.metrics),
+            manager: APIKeyManager(store: parts.keys, clients: configuration.clients), live: parts.liveKeys,
+            clock: parts.clock
         ).register(on: &router)
-        self.router = router
+        return router
     }
 
-    /// The callback URL put into tokens: `publicBaseURL` when configured, else derived from the
-    /// listen address and the port actually bound (so `--port 0` and `--port N` both work).
-    public var callbackURL: String { Self.callbackURLProvider(configuration, http.boundPort)() }
-
-    private static func callbackURLProvider(
-        _ configuration: BizServerConfiguration, _ boundPort: BoundPort
-    ) -> @Sendable () -> String {
-        let base = boundPort.baseURL(
-            publicBaseURL: configuration.publicBaseURL, host: configuration.host, configuredPort: Int(configuration.port))
-        return { base() + "/v1/callback" }
-    }
-
-    /// Loads the stored API keys now if they changed (``run()`` does this before listening; the
-    /// poller started by ``start()`` does it every 250 ms).
-    public func refreshKeys() async throws {
-        try await liveKeys?.refresh()
-    }
-
-    /// Starts listening, and following the key store; returns the bound port.
+    /// Starts listening; returns the bound port.
     @discardableResult
-    public func start() throws -> Int {
-        var settings = HTTPServer.Configuration(
-            host: configuration.host, port: Int(configuration.port),
-            threadCount: HTTPServerHost.threadCount(configuration.threads)
-        ).with(configuration.connections)
-        let proxies = configuration.access.trustedProxies
-        if !proxies.isEmpty {
-            settings.clientAddress = { peer, headers in
-                proxies.clientAddress(peer: peer, forwardedFor: headers.values(for: "X-Forwarded-For"))
-            }
-        }
-        let port = try http.start(
-            settings, router: router, logger: logger, observer: { [bizMetrics] in bizMetrics.observe($0) })
-        if let liveKeys {
-            keyPoller.withLock { task in
-                if task == nil { task = Task { await liveKeys.poll() } }
-            }
-        }
-        logger.info("biz-server listening", ["host": .string(configuration.host), "port": .int(Int64(port)),
-                                             "callbackUrl": .string(callbackURL)])
-        return port
-    }
+    public func start() throws(HTTPServer.StartError) -> Int { try host.start() }
 
-    /// Starts (if needed) and serves until SIGINT/SIGTERM, then shuts down gracefully.
+    /// Loads the stored keys, starts (if needed) and serves until SIGINT/SIGTERM, then shuts down
+    /// gracefully.
     public func run() async throws {
-        if !http.isStarted {
-            try await refreshKeys()  // a stored key works from the first request on
-            try start()
-        }
-        try await http.run()
+        if !host.isRunning { try await refreshKeys() }
+        try await host.run()
     }
 
     /// Stops accepting, lets in-flight requests finish, stops.
-    public func shutdown() async {
-        keyPoller.withLock { $0?.cancel() }
-        await http.shutdown()
+    public func shutdown() async { await host.shutdown() }
+
+    /// Applies a reloaded configuration: clients, keys, up hosts, public URL, rate limit and
+    /// replay window take effect for the next request; the rest waits for a restart.
+    public func reload(_ configuration: BizServerConfiguration) throws(ConfigurationError) -> ReloadSummary {
+        let (old, router) = current.withLock { state -> (BizServerConfiguration, Router) in
+            let old = state.configuration
+            if configuration.rateLimit != old.rateLimit { state.limiter = RateLimiter(configuration.rateLimit) }
+            state.configuration = configuration
+            return (old, Self.routes(configuration, limiter: state.limiter, parts: parts))
+        }
+        host.router = router
+        let clients = ReloadSummary.difference(
+            from: Dictionary(old.clients.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first }),
+            to: Dictionary(configuration.clients.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first }))
+        return ReloadSummary(
+            changes: [
+                ("clientsAdded", .string(clients.added)), ("clientsRemoved", .string(clients.removed)),
+                ("clientsChanged", .string(clients.changed)),
+                ("accessKey", .string(old.accessKey == configuration.accessKey ? "unchanged" : "changed")),
+                ("secretKey", .string(old.secretKey == configuration.secretKey ? "unchanged" : "changed")),
+                ("adminToken", .string(
+                    old.access.adminTokenSHA256 == configuration.access.adminTokenSHA256 ? "unchanged" : "changed")),
+            ],
+            needsRestart: old.restartOnlyDifferences(to: configuration))
     }
 }

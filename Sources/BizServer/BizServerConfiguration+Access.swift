@@ -1,7 +1,6 @@
 public import Basics
-public import Foundation
 import NativeCrypto
-import UpCore
+public import ServerShell
 
 extension BizServerConfiguration {
     /// The admin credential, the proxies trusted to name the client, and the per-address limit.
@@ -47,18 +46,12 @@ extension BizServerConfiguration {
         text.utf8.count == 64 && text.allSatisfy(\.isHexDigit)
     }
 
-    /// Sets ``access`` from the configuration `json` and `environment` (`UPGATE_ADMIN_TOKEN`).
-    public mutating func loadAccess(json: Data, environment: [String: String]) throws(ConfigurationError) {
-        guard let document = try? JSONValue.parse(Array(json)) else { throw ConfigurationError("invalid configuration JSON") }
-        func member(_ name: String) -> JSONValue? {
-            guard let value = document[name], value != .null else { return nil }
-            return value
-        }
+    /// Sets ``access`` from the file's `adminTokenSHA256`, `trustedProxies` and
+    /// `addressRateLimit` (read by the shell's strict reader) and `environment`
+    /// (`UPGATE_ADMIN_TOKEN`).
+    mutating func readAccess(_ file: ConfigurationObject, environment: [String: String]) throws(ConfigurationError) {
         var access = Access()
-        if let value = member("adminTokenSHA256") {
-            guard let hash = value.stringValue else { throw ConfigurationError("adminTokenSHA256 must be a string") }
-            access.adminTokenSHA256 = hash.lowercased()
-        }
+        access.adminTokenSHA256 = try file.string("adminTokenSHA256")?.lowercased()
         if let token = environment["UPGATE_ADMIN_TOKEN"], !token.isEmpty {
             guard token.count >= Self.minimumAdminTokenLength else {
                 throw ConfigurationError(
@@ -66,44 +59,19 @@ extension BizServerConfiguration {
             }
             access.adminTokenSHA256 = Self.apiKeyHash(token)
         }
-        if let value = member("trustedProxies") {
-            guard case .array(let entries) = value else {
-                throw ConfigurationError("trustedProxies must be an array of CIDR blocks such as \"10.0.0.0/8\"")
-            }
-            var texts: [String] = []
-            for (index, entry) in entries.enumerated() {
-                guard let text = entry.stringValue else {
-                    throw ConfigurationError("trustedProxies[\(index)] must be a string such as \"10.0.0.0/8\"")
-                }
-                texts.append(text)
-            }
+        if let texts = try file.strings("trustedProxies") {
             do {
                 access.trustedProxies = try TrustedProxies(texts)
             } catch {
                 throw ConfigurationError(error.description)
             }
         }
-        if let value = member("addressRateLimit") {
-            access.addressRateLimit = try Self.rateLimit(value, name: "addressRateLimit")
+        if let limit = try file.object("addressRateLimit") {
+            guard let rate = try limit.number("tokensPerSecond"), let burst = try limit.number("burst") else {
+                throw file.invalid("addressRateLimit", "needs both tokensPerSecond and burst")
+            }
+            access.addressRateLimit = RateLimit(tokensPerSecond: rate, burst: burst)
         }
         self.access = access
-    }
-
-    /// `{"tokensPerSecond": N, "burst": M}`, both numbers, nothing else.
-    private static func rateLimit(_ value: JSONValue, name: String) throws(ConfigurationError) -> RateLimit {
-        let shape = ConfigurationError("\(name) must be {\"tokensPerSecond\": N, \"burst\": M}")
-        guard let object = try? JSONObject(value) else { throw shape }
-        for key in object.members.keys where key != "tokensPerSecond" && key != "burst" {
-            throw ConfigurationError("unknown key \"\(key)\" in \(name)")
-        }
-        func number(_ key: String) -> Double? {
-            switch object[key] {
-            case .int(let value)?: Double(value)
-            case .double(let value)?: value
-            default: nil
-            }
-        }
-        guard let rate = number("tokensPerSecond"), let burst = number("burst") else { throw shape }
-        return RateLimit(tokensPerSecond: rate, burst: burst)
     }
 }

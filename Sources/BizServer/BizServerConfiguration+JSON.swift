@@ -1,78 +1,94 @@
-public import Foundation
-import Basics
+import Foundation
+public import Basics
 import HTTPKit
 import NativeCrypto
+public import ServerShell
 
 /// Loading ``BizServerConfiguration`` from `Config/biz-server.json` and the environment.
 ///
-/// JSON keys (lowerCamelCase, all optional unless marked; unknown keys such as `_comment` are ignored):
+/// The file is read strictly (`ConfigurationObject`): a key that is not in this table stops the
+/// server with `unknown key "prot" in Config/biz-server.json (did you mean "port"?)`, nested
+/// keys too (`clients[0].keyprefix`); keys starting with `_` are comments. All keys are
+/// optional unless marked:
 ///
 /// | key | default |
 /// |---|---|
-/// | `host` | `"127.0.0.1"` |
-/// | `port` | `8080` |
-/// | `dataDirectory` | `"data/biz"` (relative to the working directory) |
-/// | `publicBaseURL` | none: `http://<host>:<bound port>` |
+/// | `host`, `port`, `dataDirectory`, `publicBaseURL`, `threads`, connection limits | `CommonSettings` (port `8080`, `data/biz`) |
 /// | `accessKey`, `secretKey` | required here or in the environment |
 /// | `upHosts` | `["http://127.0.0.1:9000"]` |
 /// | `rateLimit` | `{"tokensPerSecond": 10, "burst": 20}` |
 /// | `replay` | `{"maxClockSkewSeconds": 300, "requireSignedDate": false}` |
 /// | `durableWrites` | `true` |
-/// | `threads` | `0` (= number of cores) |
-/// | `maxConnections`, `headerTimeoutSeconds`, `maxConnectionsPerAddress` | `4096`, `30`, `0` (no limit) |
 /// | `adminTokenSHA256`, `trustedProxies`, `addressRateLimit` | see ``BizServerConfiguration/Access`` |
 /// | `clients[]` | `id`, `bucket` required; `apiKeySHA256` (or `UPGATE_API_KEYS`; none: only stored keys); `endUser`, `keyPrefix` (`"{client}/"`), `fsizeMin`, `fsizeLimit`, `mimeLimit`, `tokenLifetimeSeconds` (3600), `insertOnly` (false), `callbackBodyType` (`"form"` or `"json"`), `returnBody`, `vars` ({}) |
+///
+/// The `jwt` block and the per-user client keys are read in `BizServerConfiguration+JWT.swift`.
+/// A new block is one more read in ``read(_:environment:)`` (`try file.object("…")`, then its
+/// keys); the shell's `finish()` checks its keys like the others.
 ///
 /// Environment variables override the file, so production secrets never need to be in it:
 ///
 /// | variable | meaning |
 /// |---|---|
-/// | `UPGATE_ACCESS_KEY`, `UPGATE_SECRET_KEY` | Qiniu AK / SK |
+/// | `UPGATE_ACCESS_KEY`, `UPGATE_SECRET_KEY` | Qiniu AK / SK: both or neither (one alone stops the server) |
 /// | `UPGATE_API_KEYS` | `client=apikey,client2=apikey2`: plaintext keys, hashed at load |
 /// | `UPGATE_ADMIN_TOKEN` | the admin API's token (≥ 16 characters), hashed at load |
 /// | `UPGATE_BIZ_PUBLIC_BASE_URL` | `publicBaseURL` |
 /// | `UPGATE_UP_HOSTS` | comma-separated `upHosts` |
 extension BizServerConfiguration {
-    /// Parses the JSON configuration text, applies `environment` overrides and validates.
-    public static func load(json: Data, environment: [String: String]) throws -> BizServerConfiguration {
-        let file: FileFormat
-        do {
-            file = try JSONDecoder().decode(FileFormat.self, from: json)
-        } catch let error as DecodingError {
-            throw ConfigurationError("invalid configuration JSON: \(Self.describe(error))")
+    /// Reads every key of the file (the shell refuses the others) and applies the environment.
+    public static func read(
+        _ file: ConfigurationObject, environment: [String: String]
+    ) throws(ConfigurationError) -> BizServerConfiguration {
+        var clients: [Client] = []
+        var perUser: [(client: String, limits: JWTConfiguration.PerUserLimits)] = []
+        for entry in try file.objects("clients") ?? [] {
+            let client = try client(entry)
+            clients.append(client)
+            perUser.append((client.id, try perUserLimits(entry)))
         }
+        let rate = try file.object("rateLimit")
+        let replay = try file.object("replay")
+        let common = try CommonSettings.read(file, defaultPort: 8080, defaultDataDirectory: "data/biz")
         var configuration = BizServerConfiguration(
-            host: file.host ?? "127.0.0.1",
-            port: file.port ?? 8080,
-            dataDirectory: file.dataDirectory ?? "data/biz",
-            publicBaseURL: file.publicBaseURL,
-            accessKey: file.accessKey ?? "",
-            secretKey: file.secretKey ?? "",
-            upHosts: file.upHosts ?? ["http://127.0.0.1:9000"],
-            clients: (file.clients ?? []).map(\.client),
+            host: common.host, port: common.port, dataDirectory: common.dataDirectory, publicBaseURL: common.publicBaseURL,
+            accessKey: try file.string("accessKey") ?? "",
+            secretKey: try file.string("secretKey") ?? "",
+            upHosts: try file.strings("upHosts") ?? ["http://127.0.0.1:9000"],
+            clients: clients,
             rateLimit: RateLimit(
-                tokensPerSecond: file.rateLimit?.tokensPerSecond ?? 10, burst: file.rateLimit?.burst ?? 20),
+                tokensPerSecond: try rate?.number("tokensPerSecond") ?? 10, burst: try rate?.number("burst") ?? 20),
             replay: ReplayProtection(
-                maxClockSkewSeconds: file.replay?.maxClockSkewSeconds ?? 300,
-                requireSignedDate: file.replay?.requireSignedDate ?? false),
-            durableWrites: file.durableWrites ?? true,
-            threads: file.threads ?? 0,
-            connections: ConnectionLimits(
-                maxConnections: file.maxConnections ?? 4096,
-                headerTimeoutSeconds: file.headerTimeoutSeconds ?? 30,
-                maxConnectionsPerAddress: file.maxConnectionsPerAddress ?? 0)
-        )
+                maxClockSkewSeconds: try replay?.integer("maxClockSkewSeconds", as: Int64.self) ?? 300,
+                requireSignedDate: try replay?.bool("requireSignedDate") ?? false),
+            durableWrites: try file.bool("durableWrites") ?? true,
+            threads: common.threads, connections: common.connections)
         try configuration.apply(environment: environment)
-        try configuration.loadJWT(json: json, environment: environment)
-        try configuration.loadAccess(json: json, environment: environment)
-        try configuration.validate()
+        try configuration.readJWT(try file.object("jwt"), perUser: perUser, environment: environment)
+        try configuration.readAccess(file, environment: environment)
         return configuration
+    }
+
+    private static func client(_ entry: ConfigurationObject) throws(ConfigurationError) -> Client {
+        Client(
+            id: try entry.requiredString("id"), apiKeySHA256: try entry.string("apiKeySHA256") ?? "",
+            endUser: try entry.string("endUser"), bucket: try entry.requiredString("bucket"),
+            keyPrefix: try entry.string("keyPrefix") ?? "{client}/",
+            fsizeMin: try entry.integer("fsizeMin", as: Int64.self),
+            fsizeLimit: try entry.integer("fsizeLimit", as: Int64.self),
+            mimeLimit: try entry.string("mimeLimit"),
+            tokenLifetimeSeconds: try entry.integer("tokenLifetimeSeconds", as: Int64.self) ?? 3600,
+            insertOnly: try entry.bool("insertOnly") ?? false,
+            callbackBodyType: try entry.choice("callbackBodyType", as: CallbackBodyType.self) ?? .form,
+            returnBody: try entry.string("returnBody"), vars: try entry.stringMap("vars") ?? [:])
     }
 
     /// Applies the documented `UPGATE_*` overrides.
     mutating func apply(environment: [String: String]) throws(ConfigurationError) {
-        if let value = environment["UPGATE_ACCESS_KEY"], !value.isEmpty { accessKey = value }
-        if let value = environment["UPGATE_SECRET_KEY"], !value.isEmpty { secretKey = value }
+        if let pair = try KeyPairVariables.read(environment) {
+            accessKey = pair.accessKey
+            secretKey = pair.secretKey
+        }
         if let value = environment["UPGATE_BIZ_PUBLIC_BASE_URL"], !value.isEmpty { publicBaseURL = value }
         if let value = environment["UPGATE_UP_HOSTS"], !value.isEmpty {
             upHosts = value.split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) }
@@ -95,69 +111,5 @@ extension BizServerConfiguration {
     /// Hex SHA-256 of an API key: the only form in which keys are stored or compared.
     public static func apiKeyHash(_ apiKey: String) -> String {
         Hex.encode(SHA256.hash(Array(apiKey.utf8)))
-    }
-
-    private static func describe(_ error: DecodingError) -> String {
-        switch error {
-        case .typeMismatch(_, let context), .valueNotFound(_, let context), .keyNotFound(_, let context),
-            .dataCorrupted(let context):
-            let path = context.codingPath.map { $0.intValue.map(String.init) ?? $0.stringValue }.joined(separator: ".")
-            return path.isEmpty ? context.debugDescription : "\(path): \(context.debugDescription)"
-        @unknown default:
-            return "\(error)"
-        }
-    }
-
-    private struct FileFormat: Decodable {
-        var host: String?
-        var port: UInt16?
-        var dataDirectory: String?
-        var publicBaseURL: String?
-        var accessKey: String?
-        var secretKey: String?
-        var upHosts: [String]?
-        var clients: [ClientFormat]?
-        var rateLimit: RateLimitFormat?
-        var replay: ReplayFormat?
-        var durableWrites: Bool?
-        var threads: Int?
-        var maxConnections: Int?
-        var headerTimeoutSeconds: Int?
-        var maxConnectionsPerAddress: Int?
-    }
-
-    private struct RateLimitFormat: Decodable {
-        var tokensPerSecond: Double?
-        var burst: Double?
-    }
-
-    private struct ReplayFormat: Decodable {
-        var maxClockSkewSeconds: Int64?
-        var requireSignedDate: Bool?
-    }
-
-    private struct ClientFormat: Decodable {
-        var id: String
-        var apiKeySHA256: String?
-        var endUser: String?
-        var bucket: String
-        var keyPrefix: String?
-        var fsizeMin: Int64?
-        var fsizeLimit: Int64?
-        var mimeLimit: String?
-        var tokenLifetimeSeconds: Int64?
-        var insertOnly: Bool?
-        var callbackBodyType: CallbackBodyType?
-        var returnBody: String?
-        var vars: [String: String]?
-
-        var client: Client {
-            Client(
-                id: id, apiKeySHA256: apiKeySHA256 ?? "", endUser: endUser, bucket: bucket,
-                keyPrefix: keyPrefix ?? "{client}/", fsizeMin: fsizeMin, fsizeLimit: fsizeLimit,
-                mimeLimit: mimeLimit, tokenLifetimeSeconds: tokenLifetimeSeconds ?? 3600,
-                insertOnly: insertOnly ?? false, callbackBodyType: callbackBodyType ?? .form,
-                returnBody: returnBody, vars: vars ?? [:])
-        }
     }
 }

@@ -1,6 +1,6 @@
 public import Foundation
 public import Basics
-import UpCore
+public import ServerShell
 
 /// Loading the `jwt` block and the per-user keys of `clients[]` entries (issue 11 §1):
 ///
@@ -16,52 +16,44 @@ import UpCore
 /// | `clients[].tokensPerMinutePerUser` | none; only on the `jwt.client` entry |
 /// | `clients[].maxBytesPerUserPerDay` | none; only on the `jwt.client` entry |
 ///
-/// At most one of `jwksFile` and `jwksURL`; a `null` value is the same as an absent key; unknown
-/// keys in the block are refused (`_comment` aside), as misspelt ones would silently weaken it.
+/// At most one of `jwksFile` and `jwksURL`. The block is read by the shell's strict reader like
+/// the rest of the file: an unknown or repeated key, a value of the wrong type or `null` for a
+/// required key is one line naming `jwt.<key>` (a misspelt key would silently weaken the block).
 extension BizServerConfiguration {
-    /// The `jwt` block's keys.
-    static let jwtKeys = ["jwksFile", "jwksURL", "hs256Secret", "issuer", "audience", "client", "keyPrefix", "leewaySeconds"]
-    /// The per-user keys of a client entry.
-    static let perUserClientKeys = ["tokensPerMinutePerUser", "maxBytesPerUserPerDay"]
+    /// The per-user limits of one `clients[]` entry (absent keys: no limit).
+    static func perUserLimits(_ entry: ConfigurationObject) throws(ConfigurationError) -> JWTConfiguration.PerUserLimits {
+        func positive(_ key: String) throws(ConfigurationError) -> Int64? {
+            guard let number = try entry.integer(key, as: Int64.self) else { return nil }
+            guard number >= 1 else { throw entry.invalid(key, "must be a positive integer, got \(number)") }
+            return number
+        }
+        var limits = JWTConfiguration.PerUserLimits()
+        limits.tokensPerMinute = try positive("tokensPerMinutePerUser").map { Int(clamping: $0) }
+        limits.maxBytesPerDay = try positive("maxBytesPerUserPerDay")
+        return limits
+    }
 
-    /// Sets ``jwt`` from the configuration `json` and `environment`; `readFile` reads `jwksFile`.
-    public mutating func loadJWT(
-        json: Data, environment: [String: String],
+    /// Sets ``jwt`` from the file's `jwt` block (nil: no block), the per-user limits read from
+    /// its clients (by client id), and `environment`; `readFile` reads `jwksFile`.
+    mutating func readJWT(
+        _ block: ConfigurationObject?, perUser: [(client: String, limits: JWTConfiguration.PerUserLimits)],
+        environment: [String: String],
         readFile: (String) -> Data? = { FileManager.default.contents(atPath: $0) }
     ) throws(ConfigurationError) {
-        guard let document = try? JSONValue.parse(Array(json)) else {
-            throw ConfigurationError("invalid configuration JSON")
-        }
         let secretFromEnvironment = environment["UPGATE_JWT_HS256_SECRET"].flatMap { $0.isEmpty ? nil : $0 }
-        let perUser = try Self.perUserLimits(document["clients"])
-        guard let block = document["jwt"], block != .null else {
+        let limited = perUser.filter { $0.limits != JWTConfiguration.PerUserLimits() }
+        guard let block else {
             if secretFromEnvironment != nil {
                 throw ConfigurationError("UPGATE_JWT_HS256_SECRET is set, but the configuration has no jwt block")
             }
-            if let (client, _) = perUser.first {
+            if let (client, _) = limited.first {
                 throw ConfigurationError(
                     "client '\(client)': tokensPerMinutePerUser and maxBytesPerUserPerDay limit JWT users; add a jwt block naming it")
             }
             return
         }
-        let object: JSONObject
-        do {
-            object = try JSONObject(block)
-        } catch .duplicate(let name) {
-            throw ConfigurationError("jwt.\(name) is given twice")
-        } catch {
-            throw ConfigurationError("jwt must be an object")
-        }
-        for name in object.members.keys where !Self.jwtKeys.contains(name) && name != "_comment" {
-            throw ConfigurationError("unknown key \"\(name)\" in jwt" + Self.suggestion(for: name, among: Self.jwtKeys))
-        }
-        func text(_ name: String) throws(ConfigurationError) -> String? {
-            guard let value = object[name] else { return nil }
-            guard let text = value.stringValue else { throw ConfigurationError("jwt.\(name) must be a string") }
-            return text
-        }
         let keys: JWTConfiguration.KeySource
-        switch (try text("jwksFile"), try text("jwksURL")) {
+        switch (try block.string("jwksFile"), try block.string("jwksURL")) {
         case (let path?, nil):
             guard let data = readFile(path) else {
                 throw ConfigurationError("jwt.jwksFile: cannot read \(path) (paths are relative to the working directory)")
@@ -75,65 +67,20 @@ extension BizServerConfiguration {
         case (nil, nil): keys = .none
         case (_?, _?): throw ConfigurationError("jwt: give jwksFile or jwksURL, not both")
         }
-        guard let issuer = try text("issuer") else { throw ConfigurationError("jwt.issuer is required (the tokens' iss)") }
-        guard let audience = try text("audience") else { throw ConfigurationError("jwt.audience is required (an aud of the tokens)") }
-        guard let client = try text("client") else { throw ConfigurationError("jwt.client is required (a clients[] id)") }
-        for (other, _) in perUser where other != client {
+        guard let issuer = try block.string("issuer") else { throw ConfigurationError("jwt.issuer is required (the tokens' iss)") }
+        guard let audience = try block.string("audience") else {
+            throw ConfigurationError("jwt.audience is required (an aud of the tokens)")
+        }
+        guard let client = try block.string("client") else { throw ConfigurationError("jwt.client is required (a clients[] id)") }
+        for (other, _) in limited where other != client {
             throw ConfigurationError(
                 "client '\(other)': tokensPerMinutePerUser and maxBytesPerUserPerDay limit JWT users, but jwt.client is '\(client)'")
         }
-        var leeway: Int64 = 60
-        if let value = object["leewaySeconds"] {
-            guard case .int(let seconds) = value else { throw ConfigurationError("jwt.leewaySeconds must be an integer 0…300") }
-            leeway = seconds
-        }
-        let secretFromFile = try text("hs256Secret")
-        let keyPrefix = try text("keyPrefix") ?? "users/{sub}/"
+        let secretFromFile = try block.string("hs256Secret")
         jwt = JWTConfiguration(
-            keys: keys, hs256Secret: secretFromEnvironment ?? secretFromFile, issuer: issuer, audience: audience,
-            client: client, keyPrefix: keyPrefix, leewaySeconds: leeway,
-            perUser: perUser.first { $0.client == client }?.limits ?? .init())
-    }
-
-    /// The per-user limits set on `clients[]` entries, by client id.
-    private static func perUserLimits(
-        _ clients: JSONValue?
-    ) throws(ConfigurationError) -> [(client: String, limits: JWTConfiguration.PerUserLimits)] {
-        guard case .array(let entries)? = clients else { return [] }
-        var found: [(client: String, limits: JWTConfiguration.PerUserLimits)] = []
-        for entry in entries {
-            guard let id = entry["id"]?.stringValue else { continue }  // the main reader reports it
-            var limits = JWTConfiguration.PerUserLimits()
-            func count(_ name: String) throws(ConfigurationError) -> Int64? {
-                guard let value = entry[name], value != .null else { return nil }
-                guard case .int(let number) = value, number >= 1 else {
-                    throw ConfigurationError("client '\(id)': \(name) must be a positive integer")
-                }
-                return number
-            }
-            limits.tokensPerMinute = try count("tokensPerMinutePerUser").map { Int(clamping: $0) }
-            limits.maxBytesPerDay = try count("maxBytesPerUserPerDay")
-            if limits != JWTConfiguration.PerUserLimits() { found.append((id, limits)) }
-        }
-        return found
-    }
-
-    /// ` (did you mean "x"?)` for a key within two edits (or a case change) of a known one.
-    static func suggestion(for name: String, among known: [String]) -> String {
-        let scored = known.map { ($0, editDistance(Array(name.lowercased()), Array($0.lowercased()))) }
-        guard let best = scored.min(by: { $0.1 < $1.1 }), best.1 <= 2 else { return "" }
-        return " (did you mean \"\(best.0)\"?)"
-    }
-
-    private static func editDistance(_ a: [Character], _ b: [Character]) -> Int {
-        var previous = Array(0...b.count)
-        for (i, x) in a.enumerated() {
-            var current = [i + 1]
-            for (j, y) in b.enumerated() {
-                current.append(min(previous[j + 1] + 1, current[j] + 1, previous[j] + (x == y ? 0 : 1)))
-            }
-            previous = current
-        }
-        return previous[b.count]
+            keys: keys, hs256Secret: secretFromEnvironment ?? secretFromFile, issuer: issuer,
+            audience: audience, client: client, keyPrefix: try block.string("keyPrefix") ?? "users/{sub}/",
+            leewaySeconds: try block.integer("leewaySeconds", as: Int64.self, in: 0...300) ?? 60,
+            perUser: limited.first { $0.client == client }?.limits ?? .init())
     }
 }

@@ -3,8 +3,9 @@ public import HTTPKit
 
 /// Everything biz-server needs to run. Defaults are for local development on loopback.
 ///
-/// Only `main.swift` reads files and the environment; the library receives a finished value.
-/// JSON loading (with every key and its default) lives in `BizServer.Configuration+JSON.swift`.
+/// Only the shell (`ServiceHost.main`) reads files and the environment; the library receives a
+/// finished value. JSON loading (with every key and its default) lives in
+/// `BizServerConfiguration+JSON.swift`, what the shell needs in `BizServerConfiguration+Service.swift`.
 public struct BizServerConfiguration: Sendable {
     /// Address to listen on. Default `127.0.0.1`.
     public var host: String
@@ -74,7 +75,7 @@ public struct BizServerConfiguration: Sendable {
     }
 
     /// How the callback body is encoded.
-    public enum CallbackBodyType: String, Sendable, Codable {
+    public enum CallbackBodyType: String, Sendable, Codable, CaseIterable {
         /// `application/x-www-form-urlencoded`: the body is covered by the QBox signature (spec §3.2).
         case form
         /// `application/json`: QBox does not sign the body, so biz-server also puts `$(bodySha1)` in
@@ -83,7 +84,7 @@ public struct BizServerConfiguration: Sendable {
     }
 
     /// One API client: who may ask for tokens, and the policy template their tokens get.
-    public struct Client: Sendable {
+    public struct Client: Sendable, Equatable {
         /// Stable client id, recorded with each upload. Also the default `endUser`.
         public var id: String
         /// Hex SHA-256 of the client's API key (the key itself is never stored); `""` when the
@@ -169,7 +170,7 @@ public struct BizServerConfiguration: Sendable {
     }
 
     /// Token-bucket parameters for `POST /v1/uptoken`, per client.
-    public struct RateLimit: Sendable {
+    public struct RateLimit: Sendable, Equatable {
         /// Sustained tokens per second. Default 10.
         public var tokensPerSecond: Double
         /// Burst size. Default 20.
@@ -182,7 +183,7 @@ public struct BizServerConfiguration: Sendable {
     }
 
     /// Replay protection for callbacks (what no Qiniu SDK has).
-    public struct ReplayProtection: Sendable {
+    public struct ReplayProtection: Sendable, Equatable {
         /// A signed `X-Qiniu-Date` further than this from now is refused. Default 300 s.
         public var maxClockSkewSeconds: Int64
         /// Refuse callbacks without a signed `X-Qiniu-Date` (i.e. QBox ones). Default false, since
@@ -197,10 +198,13 @@ public struct BizServerConfiguration: Sendable {
 
     /// Checks invariants; throws a message naming the offending setting.
     public func validate() throws(ConfigurationError) {
-        guard !accessKey.isEmpty, !accessKey.contains(":") else {
-            throw ConfigurationError("accessKey must be non-empty and contain no ':'")
+        guard !accessKey.isEmpty else {
+            throw ConfigurationError("no accessKey: set \"accessKey\" in the configuration file or UPGATE_ACCESS_KEY")
         }
-        guard !secretKey.isEmpty else { throw ConfigurationError("secretKey must be set") }
+        guard !accessKey.contains(":") else { throw ConfigurationError("accessKey must contain no ':'") }
+        guard !secretKey.isEmpty else {
+            throw ConfigurationError("no secretKey: set \"secretKey\" in the configuration file or UPGATE_SECRET_KEY")
+        }
         guard !upHosts.isEmpty else { throw ConfigurationError("upHosts must list at least one up host") }
         guard rateLimit.tokensPerSecond > 0, rateLimit.burst >= 1 else {
             throw ConfigurationError("rateLimit needs tokensPerSecond > 0 and burst >= 1")

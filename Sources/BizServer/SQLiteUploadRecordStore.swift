@@ -1,7 +1,6 @@
-import Dispatch
 import Foundation
+import NativeOS
 public import NativeStore
-import Synchronization
 
 /// The production `UploadRecordStore`: one SQLite file in WAL mode.
 ///
@@ -10,19 +9,16 @@ import Synchronization
 /// would be lost for good. `.normal` trades that for fewer fsyncs.
 ///
 /// Threads: SQLite calls block (disk, fsync, locks). Run on the Swift cooperative pool they would
-/// hold one of its few threads for each fsync, so every call goes to one dedicated serial
-/// `DispatchQueue` and the caller awaits a continuation. One connection on one queue also
-/// serializes writes, which SQLite would do anyway. The connection sits in a `Mutex` so the
-/// compiler can see that only one thread touches it (`SQLiteDatabase` is not `Sendable`); taken
-/// only on the queue, the lock is never contended.
+/// hold one of its few threads for each fsync, so the connection is a `BlockingResource`
+/// (NativeOS): every call runs on its own serial queue while the caller awaits. One connection on
+/// one queue also serializes writes, which SQLite would do anyway.
 public final class SQLiteUploadRecordStore: UploadRecordStore {
     private struct State {
         let database: SQLiteDatabase
         var ids: UploadRecordIDGenerator
     }
 
-    private let queue = DispatchQueue(label: "upgate.upload-records")
-    private let state: Mutex<State>
+    private let state: BlockingResource<State>
 
     /// Schema history, applied in order by `SQLiteDatabase.migrate`; only ever append.
     static let migrations = [
@@ -74,7 +70,7 @@ public final class SQLiteUploadRecordStore: UploadRecordStore {
     ) throws {
         let database = try SQLiteDatabase(path: path, configuration: .init(synchronous: synchronous))
         try database.migrate(Self.migrations)
-        state = Mutex(State(database: database, ids: idGenerator))
+        state = BlockingResource(label: "upgate.upload-records", State(database: database, ids: idGenerator))
     }
 
     /// See `UploadRecordStore.record(_:receivedAt:)`.
@@ -183,11 +179,7 @@ public final class SQLiteUploadRecordStore: UploadRecordStore {
 
     /// Runs `work` on the store's queue with the connection, suspending the caller until it ends.
     private func perform<T: Sendable>(_ work: @escaping @Sendable (inout State) throws -> T) async throws -> T {
-        try await withCheckedThrowingContinuation { continuation in
-            queue.async {
-                continuation.resume(with: Result { try self.state.withLock { try work(&$0) } })
-            }
-        }
+        try await state.use(work)
     }
 
     private static func encode(_ vars: [String: String]) throws -> String {

@@ -32,12 +32,12 @@ public struct UploadQuery: Sendable, Equatable {
 
     /// Whether `record` passes the client scope and the filters (the cursor is not a filter).
     /// The in-memory store's whole matching rule; SQLite's is the same rule in SQL.
-    func matches(_ record: UploadRecord) -> Bool {
+    public func matches(_ record: UploadRecord) -> Bool {
         Self.same(record.clientID, clientID) && key.map { Self.same(record.key, $0) } != false
             && traceID.map { Self.same(record.traceID, $0) } != false
             && endUser.map { Self.same(record.endUser, $0) } != false
     }
 
     /// Byte equality: Swift's `==` on `String` would call "e\u{301}" and "é" equal, SQLite does not.
-    static func same(_ a: String, _ b: String) -> Bool { a.utf8.elementsEqual(b.utf8) }
+    public static func same(_ a: String, _ b: String) -> Bool { a.utf8.elementsEqual(b.utf8) }
 }

@@ -10,25 +10,51 @@ internal import NativeHTTP
 /// response is queued without suspending the connection. Everything else runs in a task, racing
 /// a deadline: a suspended connection has no timeout of its own (microhttpd.h,
 /// MHD_suspend_connection), so this is the only one it gets.
+///
+/// Every answer, from a handler or not, leaves through the router's middleware (``ResponsePipeline``);
+/// a thrown error becomes a response in the middleware's ``Middleware/recover(_:request:context:)``.
 final class ExchangeProcessor: Sendable {
-    let router: Router
+    /// The routes and their pipeline; a server may replace them while it runs (a configuration
+    /// reload): each request keeps the ones current when its head arrived.
+    private let current: Mutex<(router: Router, pipeline: ResponsePipeline)>
     let logger: Logger
-    let observer: HTTPServer.Observer?
     let handlerTimeout: Duration
+    /// The server's own pieces (its observer), inside the router's.
+    private let extra: [any Middleware]
+    /// Who the client is, from the peer address and the headers (trusted proxies).
     let clientAddress: (@Sendable (String, HTTPHeaders) -> String)?
 
     init(
-        router: Router, logger: Logger, observer: HTTPServer.Observer?, handlerTimeout: Duration,
+        router: Router, logger: Logger, extra: [any Middleware], handlerTimeout: Duration,
         clientAddress: (@Sendable (String, HTTPHeaders) -> String)? = nil
     ) {
-        self.router = router
         self.logger = logger
-        self.observer = observer
+        self.extra = extra
         self.handlerTimeout = handlerTimeout
         self.clientAddress = clientAddress
+        current = Mutex((router, Self.pipeline(of: router, extra: extra, logger: logger)))
+    }
+
+    /// The routes new requests use.
+    var router: Router {
+        get { current.withLock { $0.router } }
+        set {
+            let pipeline = Self.pipeline(of: newValue, extra: extra, logger: logger)
+            current.withLock { $0 = (newValue, pipeline) }
+        }
+    }
+
+    /// The pipeline new requests use (also for answers given outside any request: shutdown).
+    var pipeline: ResponsePipeline { current.withLock { $0.pipeline } }
+
+    private static func pipeline(of router: Router, extra: [any Middleware], logger: Logger) -> ResponsePipeline {
+        var stack = router.middleware
+        for piece in extra { stack.append(piece) }
+        return ResponsePipeline(middleware: stack, logger: logger)
     }
 
     func accept(_ exchange: HTTPExchange) {
+        let (router, pipeline) = current.withLock { $0 }
         let raw = exchange.request
         let headers = HTTPHeaders(raw.headers)
         var request = Request(
@@ -36,9 +62,10 @@ final class ExchangeProcessor: Sendable {
             target: raw.target,
             headers: headers,
             remoteAddress: clientAddress?(raw.remoteAddress, headers) ?? raw.remoteAddress,
-            requestID: RequestID.forRequest(headers)
+            requestID: ""
         )
-        let reply = Reply(exchange: exchange, request: request, processor: self)
+        pipeline.middleware.prepare(&request)
+        let reply = Reply(exchange: exchange, request: request, pipeline: pipeline)
         if !Self.framingIsSupported(headers) {
             // RFC 9112 §6.1: with a transfer coding other than a final `chunked` the body length
             // cannot be determined; answer 400 before reading it (MHD then closes). libmicrohttpd
@@ -61,9 +88,9 @@ final class ExchangeProcessor: Sendable {
                 return
             }
             if let handler = route.syncHandler {
-                runInline(route, handler, request: request, exchange: exchange, reply: reply)
+                runInline(route, handler, request: request, exchange: exchange, reply: reply, pipeline: pipeline)
             } else {
-                Task { await self.run(route, request: request, exchange: exchange, reply: reply) }
+                Task { await self.run(route, request: request, exchange: exchange, reply: reply, pipeline: pipeline) }
             }
         }
     }
@@ -78,7 +105,8 @@ final class ExchangeProcessor: Sendable {
 
     /// A synchronous route: body, handler and response all on this MHD worker thread.
     private func runInline(
-        _ route: Route, _ handler: @escaping SyncHTTPHandler, request: Request, exchange: HTTPExchange, reply: Reply
+        _ route: Route, _ handler: @escaping SyncHTTPHandler, request: Request, exchange: HTTPExchange, reply: Reply,
+        pipeline: ResponsePipeline
     ) {
         let routeName = route.pattern.description
         let limit = route.body.maxBytes
@@ -94,7 +122,7 @@ final class ExchangeProcessor: Sendable {
                 do {
                     response = try RequestContext.$current.withValue(context) { try handler(request, context) }
                 } catch {
-                    response = Router.render(error, logger: logger, requestID: request.requestID)
+                    response = pipeline.middleware.recover(error, request: request, context: context)
                 }
                 reply.send(response, route: routeName, fields: context.logFields)
             case .tooLarge:
@@ -109,7 +137,9 @@ final class ExchangeProcessor: Sendable {
         }
     }
 
-    private func run(_ route: Route, request: Request, exchange: HTTPExchange, reply: Reply) async {
+    private func run(
+        _ route: Route, request: Request, exchange: HTTPExchange, reply: Reply, pipeline: ResponsePipeline
+    ) async {
         let routeName = route.pattern.description
         let context = RequestContext(requestID: request.requestID, logger: logger, route: routeName)
         let pieces = exchange.body
@@ -147,24 +177,8 @@ final class ExchangeProcessor: Sendable {
             break
         case .failure(let error):
             reply.send(
-                Router.render(error, logger: logger, requestID: request.requestID), route: routeName,
+                pipeline.middleware.recover(error, request: request, context: context), route: routeName,
                 fields: context.logFields)
         }
-    }
-
-    /// Adds the headers every response carries and converts to MHD's form.
-    func finalize(_ response: Response, requestID: String) -> RawResponse {
-        var headers = response.headers
-        if !headers.contains("Content-Type") { headers.add(name: "Content-Type", value: "application/json") }
-        headers.set(name: RequestID.headerName, value: requestID)
-        headers.remove(name: "Content-Length")  // MHD computes it from the body
-        let body: RawResponse.Body
-        switch response.body {
-        case .bytes(let bytes): body = .bytes(bytes)
-        case .file(let descriptor, let offset, let length): body = .file(descriptor: descriptor, offset: offset, length: length)
-        }
-        // Qiniu uses codes above 599 (579, 612, 614, 631, 701; qiniu-protocol.md §8): pass any 3-digit status.
-        let status = (100...999).contains(response.status) ? response.status : 500
-        return RawResponse(status: status, headers: headers.fields, body: body)
     }
 }

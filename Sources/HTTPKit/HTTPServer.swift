@@ -1,10 +1,7 @@
 public import Basics
-internal import Dispatch
 internal import NativeHTTP
+internal import NativeOS
 import Synchronization
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// An HTTP/1.1 server: libmicrohttpd underneath, a ``Router`` on top.
 ///
@@ -12,11 +9,13 @@ import Glibc
 /// var router = Router()
 /// router.get("/health") { _, _ in .json(raw: Array(#"{"ok":true}"#.utf8)) }
 /// let server = HTTPServer(configuration: .init(port: 8080), router: router, logger: log)
-/// try await server.run()   // until SIGINT/SIGTERM, then drains
+/// try server.start()
 /// ```
 ///
-/// Every response carries `X-Reqid`, defaults to `Content-Type: application/json`, is written to
-/// the access log (path without query: queries may carry tokens) and reported to `observer`.
+/// Every request goes through the router's middleware (``MiddlewareStack/standard``: `X-Reqid`,
+/// the access log without queries, the error boundary), then `observer`; every response defaults
+/// to `Content-Type: application/json`. The server logs nothing else: starting, stopping and
+/// signals are its host's (`ServiceHost`).
 public final class HTTPServer: Sendable {
     /// Called after each response, e.g. to update metrics. Must be fast and must not throw.
     public typealias Observer = @Sendable (ResponseEvent) -> Void
@@ -25,15 +24,21 @@ public final class HTTPServer: Sendable {
     public let configuration: Configuration
     private let processor: ExchangeProcessor
     private let daemon = Mutex<MicroHTTPDServer?>(nil)
-    private let stopped = Mutex(false)
 
     /// Creates a server; nothing listens until ``start()``.
     public init(configuration: Configuration = .init(), router: Router, logger: Logger, observer: Observer? = nil) {
         self.configuration = configuration
         self.processor = ExchangeProcessor(
-            router: router, logger: logger, observer: observer, handlerTimeout: configuration.handlerTimeout,
-            clientAddress: configuration.clientAddress
-        )
+            router: router, logger: logger, extra: observer.map { [ResponseObserver($0)] } ?? [],
+            handlerTimeout: configuration.handlerTimeout, clientAddress: configuration.clientAddress)
+    }
+
+    /// The routes. Setting it takes effect for requests whose head arrives afterwards (requests
+    /// in flight finish on the routes they started with): how a configuration reload swaps in
+    /// routes built from the new configuration.
+    public var router: Router {
+        get { processor.router }
+        set { processor.router = newValue }
     }
 
     /// The bound port once started, else `nil`.
@@ -50,8 +55,8 @@ public final class HTTPServer: Sendable {
     /// Starts listening and returns the bound port. Throws ``StartError`` if the address is
     /// unusable (not IPv4, in use). Calling it again returns the same port.
     @discardableResult
-    public func start() throws -> Int {
-        try daemon.withLock { current in
+    public func start() throws(StartError) -> Int {
+        try daemon.withLock { current throws(StartError) -> Int in
             if let current { return current.port }
             ProcessSignals.ignoreBrokenPipe()
             let options = MicroHTTPDServer.Options(
@@ -66,34 +71,30 @@ public final class HTTPServer: Sendable {
                 maxConnectionsPerAddress: max(0, configuration.maxConnectionsPerAddress)
             )
             let processor = self.processor
-            do {
+            do throws(MicroHTTPDError) {
                 let started = try MicroHTTPDServer(options: options) { exchange in processor.accept(exchange) }
                 current = started
-                processor.logger.info("listening", ["host": .string(configuration.host), "port": .int(Int64(started.port))])
                 return started.port
             } catch {
-                processor.logger.error("start failed", ["error": .string("\(error)")])
-                throw StartError(host: configuration.host, port: configuration.port)
+                switch error {
+                case .startFailed(_, _, let reason):
+                    throw StartError(host: configuration.host, port: configuration.port, reason: reason)
+                }
             }
         }
     }
 
-    /// Starts (if needed), then waits for SIGINT or SIGTERM and shuts down gracefully.
-    public func run() async throws {
-        try start()
-        ProcessSignals.ignore([SIGINT, SIGTERM])
-        let received = await Self.waitForSignal([SIGINT, SIGTERM])
-        processor.logger.info("signal received, shutting down", ["signal": .int(Int64(received))])
-        await shutdown()
-    }
-
     /// Stops accepting connections, lets in-flight requests finish for up to the grace period,
     /// answers any still running with 503, then stops. Idempotent.
-    public func shutdown() async {
+    ///
+    /// - Returns: How many requests were still running when the grace period ended (0 when
+    ///   the server was not running).
+    @discardableResult
+    public func shutdown() async -> Int {
         guard let server = daemon.withLock({ current -> MicroHTTPDServer? in
             defer { current = nil }
             return current
-        }) else { return }
+        }) else { return 0 }
         server.stopAccepting()
         let clock = ContinuousClock()
         let deadline = clock.now + configuration.shutdownGracePeriod
@@ -101,36 +102,29 @@ public final class HTTPServer: Sendable {
             try? await Task.sleep(for: .milliseconds(5))
         }
         let unfinished = server.inFlightCount
-        server.stop(fallback: processor.finalize(
-            .error(status: 503, message: "server shutting down"), requestID: RequestID.generate()
-        ))
-        processor.logger.info("stopped", ["unfinished": .int(Int64(unfinished))])
+        var fallback = Response.error(status: 503, message: "server shutting down")
+        fallback.headers.set(name: RequestID.headerName, value: RequestID.generate())
+        server.stop(fallback: ResponsePipeline.raw(fallback))
+        return unfinished
     }
 
-    /// Why ``start()`` failed.
-    public struct StartError: Error, Sendable, Equatable {
+    /// Why ``start()`` failed: `cannot listen on 127.0.0.1:8080: address already in use`.
+    public struct StartError: Error, Sendable, Equatable, CustomStringConvertible {
         /// The configured host.
         public var host: String
         /// The configured port.
         public var port: Int
-    }
+        /// Why, in words: `address already in use`, `permission denied`, `not an IPv4 address`.
+        public var reason: String
 
-    private static func waitForSignal(_ signals: [Int32]) async -> Int32 {
-        let once = Mutex<CheckedContinuation<Int32, Never>?>(nil)
-        let sources = signals.map { DispatchSource.makeSignalSource(signal: $0, queue: .global()) }
-        let number = await withCheckedContinuation { continuation in
-            once.withLock { $0 = continuation }
-            for (source, signal) in zip(sources, signals) {
-                source.setEventHandler {
-                    once.withLock { pending in
-                        pending?.resume(returning: signal)
-                        pending = nil
-                    }
-                }
-                source.resume()
-            }
+        /// Creates the error.
+        public init(host: String, port: Int, reason: String) {
+            self.host = host
+            self.port = port
+            self.reason = reason
         }
-        for source in sources { source.cancel() }
-        return number
+
+        /// `cannot listen on <host>:<port>: <reason>`.
+        public var description: String { "cannot listen on \(host):\(port): \(reason)" }
     }
 }

@@ -3,28 +3,22 @@ import Synchronization
 internal import NativeHTTP
 
 /// The single answer to one request: whoever sends first (handler, deadline, early refusal) wins,
-/// and only the winner is logged and observed.
+/// and only the winner goes through the pipeline's report hooks (access log, metrics).
 final class Reply: Sendable {
     private let exchange: HTTPExchange
-    private let processor: ExchangeProcessor
-    private let method: HTTPMethod
-    private let path: String
-    private let requestID: String
-    private let remoteAddress: String
+    private let pipeline: ResponsePipeline
+    private let request: Request
     private let started = ContinuousClock.now
     private let sent = Mutex(false)
 
-    init(exchange: HTTPExchange, request: Request, processor: ExchangeProcessor) {
+    init(exchange: HTTPExchange, request: Request, pipeline: ResponsePipeline) {
         self.exchange = exchange
-        self.processor = processor
-        self.method = request.method
-        self.path = request.path
-        self.requestID = request.requestID
-        self.remoteAddress = request.remoteAddress
+        self.pipeline = pipeline
+        self.request = request
     }
 
-    /// Sends `response` unless another was sent first; then writes the access-log line (with the
-    /// handler's `fields`) and tells the observer. Returns whether this one was sent.
+    /// Sends `response` unless another was sent first, then reports it with the handler's
+    /// `fields`. Returns whether this one was sent.
     @discardableResult
     func send(_ response: Response, route: String, fields: AccessLogFields? = nil) -> Bool {
         let first = sent.withLock { done in
@@ -37,17 +31,21 @@ final class Reply: Sendable {
             }
             return false
         }
-        let raw = processor.finalize(response, requestID: requestID)
+        let raw = pipeline.raw(response, for: request)
         if !exchange.respond(raw) {
-            processor.logger.info("response not delivered", ["reqid": .string(requestID), "reason": "client gone or server stopping"])
+            pipeline.logger.info(
+                "response not delivered", ["reqid": .string(request.requestID), "reason": "client gone or server stopping"])
         }
-        let seconds = AccessLog.seconds(ContinuousClock.now - started)
-        AccessLog.write(
-            to: processor.logger, method: method, path: path, status: raw.status, bytes: response.body.count,
-            seconds: seconds, requestID: requestID, remoteAddress: remoteAddress, extra: fields)
-        processor.observer?(ResponseEvent(
-            method: method, route: route, status: raw.status, duration: seconds, bytes: response.body.count
-        ))
+        let duration = ContinuousClock.now - started
+        pipeline.report(ResponseEvent(
+            method: request.method, route: route, status: raw.status, duration: duration.seconds,
+            bytes: response.body.count, path: request.path, requestID: request.requestID,
+            remoteAddress: request.remoteAddress, fields: fields?.all ?? []))
         return true
     }
+}
+
+extension Duration {
+    /// The duration in seconds.
+    var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
 }

@@ -19,8 +19,16 @@ public struct Router: Sendable {
     /// The routes in registration order.
     public private(set) var routes: [Route] = []
 
+    /// The middleware every request of this router goes through, outermost first; starts as
+    /// ``MiddlewareStack/standard`` (request id, access log, standard error boundary).
+    public var middleware = MiddlewareStack.standard
+
     /// An empty router.
     public init() {}
+
+    /// Adds `piece` inside the router's middleware (see ``MiddlewareStack/append(_:)``), e.g. a
+    /// server's own ``ErrorBoundary``.
+    public mutating func use(_ piece: any Middleware) { middleware.append(piece) }
 
     /// Registers `handler` for `method` and `pattern` (`precondition` on a malformed pattern:
     /// routes are code, not input).
@@ -109,51 +117,49 @@ public struct Router: Sendable {
         return allowed.isEmpty ? .notFound : .methodNotAllowed(allowed: allowed)
     }
 
-    /// Routes `request` and runs its handler in-process (no sockets): 404/405 as JSON, the
-    /// collected-body limit enforced, thrown errors rendered and the access-log line written as
-    /// the server would. The response lacks only `X-Reqid` and the default `Content-Type`,
-    /// which the server adds.
+    /// Routes `request` and runs its handler in-process (no sockets) through the same middleware
+    /// as the server: 404/405 as JSON, the collected-body limit enforced, thrown errors answered
+    /// by the error boundary, `X-Reqid` added and the access-log line written. The response lacks
+    /// only the default `Content-Type`, which the server adds.
     public func respond(to request: Request, logger: Logger) async -> Response {
         let started = ContinuousClock.now
+        var request = request
+        middleware.prepare(&request)
         var fields: AccessLogFields?
-        let response: Response
+        var route = "unmatched"
+        var response: Response
         switch match(method: request.method, path: request.path) {
         case .notFound:
             response = .rendering(HTTPError.notFound)
         case .methodNotAllowed(let allowed):
             response = Self.methodNotAllowed(allowed)
-        case .matched(let route, let parameters):
-            var request = request
+        case .matched(let matched, let parameters):
             request.parameters = parameters
-            let context = RequestContext(requestID: request.requestID, logger: logger, route: route.pattern.description)
+            route = matched.pattern.description
+            let context = RequestContext(requestID: request.requestID, logger: logger, route: route)
             fields = context.logFields
             do {
-                if request.body.count > route.body.maxBytes { throw HTTPError.payloadTooLarge(limit: route.body.maxBytes) }
+                if request.body.count > matched.body.maxBytes {
+                    throw HTTPError.payloadTooLarge(limit: matched.body.maxBytes)
+                }
                 response = try await RequestContext.$current.withValue(context) {
-                    try await route.handler(request, context)
+                    try await matched.handler(request, context)
                 }
             } catch {
-                response = Self.render(error, logger: logger, requestID: request.requestID)
+                response = middleware.recover(error, request: request, context: context)
             }
         }
-        AccessLog.write(
-            to: logger, method: request.method, path: request.path, status: response.status,
-            bytes: response.body.count, seconds: AccessLog.seconds(ContinuousClock.now - started),
-            requestID: request.requestID, remoteAddress: request.remoteAddress, extra: fields)
+        middleware.finish(&response, for: request)
+        middleware.report(ResponseEvent(
+            method: request.method, route: route, status: response.status,
+            duration: (ContinuousClock.now - started).seconds, bytes: response.body.count, path: request.path,
+            requestID: request.requestID, remoteAddress: request.remoteAddress, fields: fields?.all ?? []), logger: logger)
         return response
     }
 
     static func methodNotAllowed(_ allowed: [HTTPMethod]) -> Response {
         let names = allowed.map(\.rawValue).joined(separator: ", ")
         return .error(status: 405, message: "method not allowed", headers: ["Allow": names])
-    }
-
-    /// The one place a thrown error becomes a response; unknown errors are logged, not shown.
-    static func render(_ error: any Error, logger: Logger, requestID: String) -> Response {
-        if !(error is any HTTPResponseError) {
-            logger.error("handler failed", ["reqid": .string(requestID), "error": .string(String(describing: error))])
-        }
-        return .rendering(error)
     }
 
     private static func isMoreSpecific(_ a: RoutePattern, than b: RoutePattern) -> Bool {

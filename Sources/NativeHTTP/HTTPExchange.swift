@@ -31,6 +31,8 @@ public final class HTTPExchange: Sendable {
         var suspended = false
         var closed = false
         var discardedBytes = 0
+        /// The response went out on the socket while the body was still arriving (``EarlyResponse``).
+        var answeredEarly = false
         var waiter: CheckedContinuation<[UInt8]?, any Error>?
         var inline: InlineCollector?
     }
@@ -164,7 +166,31 @@ public final class HTTPExchange: Sendable {
     // MARK: MHD side (worker thread of this connection only)
 
     /// Takes a body piece. Returns `false` when the connection should be closed.
+    ///
+    /// A response given before the body has ended (413 as the limit is passed, or a handler that
+    /// refuses early) is written here at once, by ``EarlyResponse``: MHD itself could only send it
+    /// after the whole body, which for a large one never comes.
     func receive(_ piece: [UInt8]) -> Bool {
+        let keepOpen = take(piece)
+        let early = state.withLock { s -> RawResponse? in
+            guard s.responded, !s.answeredEarly, let response = s.pendingResponse else { return nil }
+            s.pendingResponse = nil
+            s.answeredEarly = true
+            return response
+        }
+        guard let early else { return keepOpen }
+        guard EarlyResponse.write(early, to: unsafe cmhd_connection_fd(connection.pointer)) else {
+            Self.dispose(early)
+            return false
+        }
+        return keepOpen
+    }
+
+    /// Whether the response was written by ``receive(_:)`` while the body still arrived: the
+    /// connection must then be closed once the body has been discarded (MHD knows nothing of it).
+    var wasAnsweredEarly: Bool { state.withLock { $0.answeredEarly } }
+
+    private func take(_ piece: [UInt8]) -> Bool {
         var tooLarge: (@Sendable (InlineBody) -> Void)?
         let (keepOpen, waiter) = state.withLock { s -> (Bool, CheckedContinuation<[UInt8]?, any Error>?) in
             s.receivedBytes += piece.count
@@ -255,24 +281,6 @@ public final class HTTPExchange: Sendable {
 
     /// Closes a file descriptor that was meant for a response body that will never be sent.
     public static func closeDescriptor(_ descriptor: Int32) { cmhd_close_fd(descriptor) }
-}
-
-/// What ``HTTPExchange/collectInline(limit:then:)`` delivers.
-public enum InlineBody: Sendable {
-    /// The whole body.
-    case complete([UInt8])
-    /// More than the limit arrived; the rest will be discarded once a response is given.
-    case tooLarge
-    /// The client disconnected before the body was complete; nobody will read a response.
-    case connectionClosed
-}
-
-/// Why reading a request body stopped early.
-public enum HTTPExchangeError: Error, Sendable {
-    /// The client disconnected before the body was complete.
-    case connectionClosed
-    /// A response was already sent, so the rest of the body is being discarded.
-    case responseAlreadySent
 }
 
 /// Body buffering limits shared by all exchanges of one daemon.

@@ -97,6 +97,8 @@ func onAccess(
 
     // Final call (body complete), or MHD calling again after a resume.
     exchange.finishBody()
+    // Answered while the body arrived (EarlyResponse): nothing left to queue; close.
+    if exchange.wasAnsweredEarly { return .NO }
     if let response = exchange.takeResponse(suspendIfNotReady: true) {
         return unsafe queue(response, on: connection, context: context)
     }

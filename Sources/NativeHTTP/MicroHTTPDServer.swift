@@ -88,7 +88,9 @@ public final class MicroHTTPDServer: Sendable {
     /// is complete; it must return quickly (start a task) and may call
     /// ``HTTPExchange/respond(_:)`` right away to answer without reading the body.
     public init(options: Options, handler: @escaping @Sendable (HTTPExchange) -> Void) throws(MicroHTTPDError) {
-        guard (0...65_535).contains(options.port) else { throw .invalidAddress(options.host) }
+        guard (0...65_535).contains(options.port) else {
+            throw .startFailed(host: options.host, port: options.port, reason: "the port must be 0…65535")
+        }
         let context = DaemonContext(
             handler: handler,
             buffering: BodyBuffering(
@@ -116,7 +118,8 @@ public final class MicroHTTPDServer: Sendable {
             UInt32(clamping: max(0, options.maxConnectionsPerAddress))
         )
         guard let started = unsafe started else {
-            throw .startFailed(host: options.host, port: options.port)
+            throw .startFailed(
+                host: options.host, port: options.port, reason: ListenProbe.reason(host: options.host, port: options.port))
         }
         self.context = context
         self.port = Int(unsafe cmhd_bound_port(started))
@@ -171,10 +174,9 @@ public final class MicroHTTPDServer: Sendable {
 
 /// Why the daemon could not start.
 public enum MicroHTTPDError: Error, Sendable, Equatable {
-    /// The host is not a dotted IPv4 address or the port is out of range.
-    case invalidAddress(String)
-    /// MHD refused to start (address in use, no permission, bad option).
-    case startFailed(host: String, port: Int)
+    /// MHD refused to listen on `host:port`; `reason` says why in words ("address already in
+    /// use", "not an IPv4 address").
+    case startFailed(host: String, port: Int, reason: String)
 }
 
 /// `struct MHD_Daemon *`; MHD's daemon API is thread-safe and the handle lives in a `Mutex`.

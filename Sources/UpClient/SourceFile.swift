@@ -1,4 +1,4 @@
-import NativeSystem
+import NativeOS
 import Synchronization
 
 /// The file being uploaded, opened once for the whole call and read in bounded regions — a chunk,

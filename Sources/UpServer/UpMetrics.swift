@@ -13,7 +13,6 @@ struct UpMetrics: Sendable {
     let callbackAttempts: Counter
     let callbackFailures: Counter
     let outboxDepth: Gauge
-    let requestDuration: Histogram
 
     init(_ registry: Metrics) {
         self.registry = registry
@@ -29,13 +28,11 @@ struct UpMetrics: Sendable {
         callbackAttempts = registry.counter("upgate_up_callback_attempts_total", "Callback deliveries tried.")
         callbackFailures = registry.counter("upgate_up_callback_failures_total", "Callback deliveries that failed.")
         outboxDepth = registry.gauge("upgate_up_outbox_depth", "Callbacks not yet delivered (pending).")
-        requestDuration = registry.histogram(
-            "upgate_up_http_request_duration_seconds", "HTTP request latency.", labels: ["method", "route"])
     }
 
-    /// Feeds HTTP response events into latency and the 4xx/5xx counter.
+    /// Feeds HTTP response events into the 4xx/5xx counter (latency and responses by route are
+    /// the shell's `HTTPMetrics`, prefix `upgate_up`).
     func observe(_ event: ResponseEvent) {
-        requestDuration.observe(event.duration, [event.method.rawValue, event.route])
         if event.status >= 400 { errors.increment([String(event.status)]) }
     }
 }

@@ -1,6 +1,8 @@
 import Basics
 import HTTPKit
 import NativeCrypto
+import Outbox
+import ServerShell
 import UpCore
 
 /// The composition of up-server's routes: builds each controller with only the stores and
@@ -30,7 +32,6 @@ struct UpRoutes {
         let blockRunner = BlockUploadRunner(
             blocks: stores.blocks, ingest: ingest, contexts: contexts, metrics: metrics, logger: logger)
         var router = UpRouter()
-        OperationsController(outbox: stores.outbox, metrics: metrics).register(on: &router)
         FormUploadController(
             authorizer: authorizer, ingest: ingest, objects: stores.objects, committer: committer, clock: clock,
             metrics: metrics
@@ -56,6 +57,16 @@ struct UpRoutes {
             authorizer: authorizer, uploads: stores.uploads, ingest: ingest, committer: committer,
             lifetimeSeconds: configuration.multipartLifetimeSeconds, clock: clock, metrics: metrics, logger: logger
         ).register(on: &router)
-        return router.router
+        var routes = router.router
+        let outbox = stores.outbox
+        let metrics = self.metrics
+        // `/healthz` and `/metrics`, the shell's (the same on both servers): the outbox depth is
+        // the index's health check and a gauge refreshed at each scrape.
+        OperationsRoutes(
+            check: { metrics.outboxDepth.set(Double(try await outbox.depth())) },
+            unavailable: UpError.Code.indexUnavailable.message, registry: metrics.registry,
+            refresh: { if let depth = try? await outbox.depth() { metrics.outboxDepth.set(Double(depth)) } }
+        ).register(on: &routes)
+        return routes
     }
 }

@@ -2,6 +2,7 @@ public import Basics
 import Foundation
 public import HTTPTransport
 import NativeCrypto
+import NativeOS
 
 extension UpServer {
     /// Opens a production up-server over `configuration.dataDirectory`: creates the directory,
@@ -30,13 +31,21 @@ extension UpServer {
         // Leftovers of downloads cut short by a crash (scratch files are unlinked once open).
         try? FileManager.default.removeItem(at: store.scratchDirectory)
         let index = try SQLiteUpIndex(dataDirectory: directory)
+        let credentials = UpCredentials(keys: configuration.keys, buckets: configuration.buckets)
         let callbacks = HTTPCallbackDeliverer(
-            keys: configuration.keys, transport: try transport ?? callbackTransport(), clock: clock,
+            credentials: credentials, transport: try transport ?? callbackTransport(), clock: clock,
             timeoutSeconds: configuration.callback.timeoutSeconds, logger: logger)
         return UpServer(
             configuration: configuration, stores: UpStores(blobs: store, index: index, outbox: index.outbox),
             callbacks: callbacks, contextSecret: secret,
-            clock: clock, logger: logger, metrics: metrics, outboxPollInterval: outboxPollInterval)
+            clock: clock, logger: logger, metrics: metrics, outboxPollInterval: outboxPollInterval,
+            credentials: credentials)
+    }
+
+    /// `open(configuration:transport:clock:logger:metrics:outboxPollInterval:)` with every default:
+    /// what the shell (`ServiceHost.main`) calls.
+    public static func open(configuration: UpServerConfiguration, logger: Logger) throws -> UpServer {
+        try open(configuration: configuration, transport: nil, logger: logger)
     }
 
     /// The HTTP client for callbacks: libcurl with no per-host connection cap. Every upload
@@ -66,9 +75,10 @@ extension UpServer {
         if FileManager.default.fileExists(atPath: file.path) {
             let text: String
             do {
-                text = try String(contentsOf: file, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+                text = String(decoding: try NativeFile.contents(atPath: file.path), as: UTF8.self)
+                    .trimmingCharacters(in: .whitespacesAndNewlines)
             } catch {
-                throw ConfigurationError("cannot read \(file.path): \(error)")
+                throw ConfigurationError("cannot read the ctx secret \(file.path): \(error.reason)")
             }
             guard text.utf8.count >= 16 else { throw ConfigurationError("\(file.path) holds fewer than 16 bytes") }
             return Array(text.utf8)

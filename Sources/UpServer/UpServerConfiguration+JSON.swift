@@ -1,16 +1,18 @@
-import Basics
+public import Basics
 import HTTPKit
-public import Foundation
+import Foundation
+public import ServerShell
 
 /// Loading ``UpServerConfiguration`` from `Config/up-server.json` and the environment.
 ///
-/// JSON keys (all optional unless marked; unknown keys such as `_comment` are ignored):
+/// The file is read strictly (`ConfigurationObject`): a key that is not in this table stops the
+/// server with `unknown key "prot" in Config/up-server.json (did you mean "port"?)`, nested keys
+/// too (`callback.timeoutSecond`); keys starting with `_` are comments. All keys are optional
+/// unless marked:
 ///
 /// | key | default |
 /// |---|---|
-/// | `host`, `port` | `"127.0.0.1"`, `9000` |
-/// | `dataDirectory` | `"data/up"` |
-/// | `publicBaseURL` | none: `http://<host>:<bound port>` |
+/// | `host`, `port`, `dataDirectory`, `publicBaseURL`, `threads`, connection limits | `CommonSettings` (port `9000`, `data/up`) |
 /// | `keys` | required here or in the environment: `[{"accessKey": "...", "secretKey": "..."}]` |
 /// | `buckets` | required: `["demo"]` |
 /// | `contextSecret` | none: generated into `<dataDirectory>/ctx-secret` |
@@ -18,77 +20,67 @@ public import Foundation
 /// | `syncEveryChunk` | `false` |
 /// | `callback` | `{"scheme": "qbox", "timeoutSeconds": 5, "maxRetries": 12, "retryBaseDelaySeconds": 5, "retryMaxDelaySeconds": 3600}` |
 /// | `sweepIntervalSeconds` | `300` |
-/// | `threads` | `0` (= cores) |
-/// | `maxConnections`, `headerTimeoutSeconds`, `maxConnectionsPerAddress` | `4096`, `30`, `0` (no limit) |
 ///
-/// Environment overrides: `UPGATE_ACCESS_KEY` + `UPGATE_SECRET_KEY` (replace the key list with
-/// that one pair), `UPGATE_UP_PUBLIC_BASE_URL`, `UPGATE_CTX_SECRET`.
+/// Environment overrides: `UPGATE_ACCESS_KEY` + `UPGATE_SECRET_KEY` (both or neither; together
+/// they replace the key list with that one pair), `UPGATE_UP_PUBLIC_BASE_URL`, `UPGATE_CTX_SECRET`.
 extension UpServerConfiguration {
-    /// Parses the JSON text, applies `environment` overrides and validates.
-    public static func load(json: Data, environment: [String: String]) throws -> UpServerConfiguration {
-        let file: FileFormat
-        do {
-            file = try JSONDecoder().decode(FileFormat.self, from: json)
-        } catch {
-            throw ConfigurationError("invalid configuration JSON: \(error)")
-        }
-        let callback = Callback(
-            scheme: file.callback?.scheme ?? .qbox, timeoutSeconds: file.callback?.timeoutSeconds ?? 5,
-            maxRetries: file.callback?.maxRetries ?? 12,
-            retryBaseDelaySeconds: file.callback?.retryBaseDelaySeconds ?? 5,
-            retryMaxDelaySeconds: file.callback?.retryMaxDelaySeconds ?? 3600)
+    /// Reads every key of the file (the shell refuses the others) and applies the environment.
+    public static func read(
+        _ file: ConfigurationObject, environment: [String: String]
+    ) throws(ConfigurationError) -> UpServerConfiguration {
         var keys: [String: String] = [:]
-        for pair in file.keys ?? [] { keys[pair.accessKey] = pair.secretKey }
-        var configuration = UpServerConfiguration(
-            host: file.host ?? "127.0.0.1", port: file.port ?? 9000, dataDirectory: file.dataDirectory ?? "data/up",
-            publicBaseURL: file.publicBaseURL, keys: keys, buckets: file.buckets ?? [],
-            contextSecret: file.contextSecret,
-            contextLifetimeSeconds: file.contextLifetimeSeconds ?? 7 * 86_400,
-            multipartLifetimeSeconds: file.multipartLifetimeSeconds ?? 7 * 86_400,
-            syncEveryChunk: file.syncEveryChunk ?? false, callback: callback,
-            sweepIntervalSeconds: file.sweepIntervalSeconds ?? 300, threads: file.threads ?? 0,
-            connections: ConnectionLimits(
-                maxConnections: file.maxConnections ?? 4096,
-                headerTimeoutSeconds: file.headerTimeoutSeconds ?? 30,
-                maxConnectionsPerAddress: file.maxConnectionsPerAddress ?? 0))
-        if let accessKey = environment["UPGATE_ACCESS_KEY"], let secretKey = environment["UPGATE_SECRET_KEY"],
-            !accessKey.isEmpty, !secretKey.isEmpty
-        {
-            configuration.keys = [accessKey: secretKey]
+        for pair in try file.objects("keys") ?? [] {
+            keys[try pair.requiredString("accessKey")] = try pair.requiredString("secretKey")
         }
+        let callback = try file.object("callback")
+        let common = try CommonSettings.read(file, defaultPort: 9000, defaultDataDirectory: "data/up")
+        var configuration = UpServerConfiguration(
+            host: common.host, port: common.port, dataDirectory: common.dataDirectory,
+            publicBaseURL: common.publicBaseURL, keys: keys, buckets: try file.strings("buckets") ?? [],
+            contextSecret: try file.string("contextSecret"),
+            contextLifetimeSeconds: try file.integer("contextLifetimeSeconds", as: Int64.self) ?? 7 * 86_400,
+            multipartLifetimeSeconds: try file.integer("multipartLifetimeSeconds", as: Int64.self) ?? 7 * 86_400,
+            syncEveryChunk: try file.bool("syncEveryChunk") ?? false,
+            callback: Callback(
+                scheme: try callback?.choice("scheme", as: Callback.Scheme.self) ?? .qbox,
+                timeoutSeconds: try callback?.number("timeoutSeconds") ?? 5,
+                maxRetries: try callback?.integer("maxRetries") ?? 12,
+                retryBaseDelaySeconds: try callback?.integer("retryBaseDelaySeconds", as: Int64.self) ?? 5,
+                retryMaxDelaySeconds: try callback?.integer("retryMaxDelaySeconds", as: Int64.self) ?? 3600),
+            sweepIntervalSeconds: try file.integer("sweepIntervalSeconds", as: Int64.self) ?? 300,
+            threads: common.threads, connections: common.connections)
+        if let pair = try KeyPairVariables.read(environment) { configuration.keys = [pair.accessKey: pair.secretKey] }
         if let value = environment["UPGATE_UP_PUBLIC_BASE_URL"], !value.isEmpty { configuration.publicBaseURL = value }
         if let value = environment["UPGATE_CTX_SECRET"], !value.isEmpty { configuration.contextSecret = value }
-        try configuration.validate()
         return configuration
     }
+}
 
-    private struct FileFormat: Decodable {
-        struct KeyPair: Decodable {
-            var accessKey: String
-            var secretKey: String
-        }
-        struct CallbackFormat: Decodable {
-            var scheme: Callback.Scheme?
-            var timeoutSeconds: Double?
-            var maxRetries: Int?
-            var retryBaseDelaySeconds: Int64?
-            var retryMaxDelaySeconds: Int64?
-        }
-        var host: String?
-        var port: UInt16?
-        var dataDirectory: String?
-        var publicBaseURL: String?
-        var keys: [KeyPair]?
-        var buckets: [String]?
-        var contextSecret: String?
-        var contextLifetimeSeconds: Int64?
-        var multipartLifetimeSeconds: Int64?
-        var syncEveryChunk: Bool?
-        var callback: CallbackFormat?
-        var sweepIntervalSeconds: Int64?
-        var threads: Int?
-        var maxConnections: Int?
-        var headerTimeoutSeconds: Int?
-        var maxConnectionsPerAddress: Int?
+extension UpServerConfiguration: ServiceConfiguration {
+    /// `up-server`.
+    public static let serviceName = "up-server"
+    /// `Config/up-server.json`.
+    public static let defaultPath = "Config/up-server.json"
+
+    /// A warning line at start-up (and after a reload) while the development AK/SK is accepted.
+    public var warnings: [StartupWarning] {
+        keys.contains { DevelopmentCredentials.isDevelopment(accessKey: $0.key, secretKey: $0.value) }
+            ? [.developmentKeys] : []
+    }
+
+    /// Every setting but the keys and buckets is built into the running server (stores, tasks,
+    /// listener): the names of those that differ in `other`, which a reload cannot apply.
+    func restartOnlyDifferences(to other: UpServerConfiguration) -> [String] {
+        var names: [String] = []
+        if publicBaseURL != other.publicBaseURL { names.append("publicBaseURL") }
+        if contextSecret != other.contextSecret { names.append("contextSecret") }
+        if contextLifetimeSeconds != other.contextLifetimeSeconds { names.append("contextLifetimeSeconds") }
+        if multipartLifetimeSeconds != other.multipartLifetimeSeconds { names.append("multipartLifetimeSeconds") }
+        if syncEveryChunk != other.syncEveryChunk { names.append("syncEveryChunk") }
+        if callback != other.callback { names.append("callback") }
+        if sweepIntervalSeconds != other.sweepIntervalSeconds { names.append("sweepIntervalSeconds") }
+        if threads != other.threads { names.append("threads") }
+        if connections != other.connections { names.append("maxConnections/headerTimeoutSeconds/maxConnectionsPerAddress") }
+        return names
     }
 }

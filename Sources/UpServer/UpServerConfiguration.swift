@@ -4,7 +4,7 @@ public import Outbox
 
 /// Everything up-server needs to run. Defaults are for local development on loopback.
 ///
-/// Only `main.swift` reads files and the environment; JSON loading lives in
+/// Only the shell (`ServiceHost.main`) reads files and the environment; JSON loading lives in
 /// `UpServerConfiguration+JSON.swift` with every key and its default.
 public struct UpServerConfiguration: Sendable {
     /// Listen address. Default `127.0.0.1`.
@@ -35,11 +35,10 @@ public struct UpServerConfiguration: Sendable {
     public var callback: Callback
     /// Seconds between garbage-collection sweeps of expired blocks and uploads. Default 300.
     public var sweepIntervalSeconds: Int64
-    /// MHD worker threads. Default: the number of cores.
+    /// HTTP worker threads; 0 (the default) is one per core.
     public var threads: Int
-    /// Connection limits: at most 4096 at once, a request-head deadline of 30 s and no limit per
-    /// address (slow-loris defences). JSON keys `maxConnections`, `headerTimeoutSeconds`,
-    /// `maxConnectionsPerAddress`.
+    /// The slow-loris defences (JSON keys as in `CommonSettings`); default 4096 connections, a
+    /// 30 s request-head deadline, no per-address limit.
     public var connections: ConnectionLimits
 
     /// Creates a configuration; every parameter has the documented default.
@@ -76,9 +75,9 @@ public struct UpServerConfiguration: Sendable {
     }
 
     /// How callbacks are signed, sent and retried.
-    public struct Callback: Sendable {
+    public struct Callback: Sendable, Equatable {
         /// Signature scheme of callback requests.
-        public enum Scheme: String, Sendable, Codable {
+        public enum Scheme: String, Sendable, Codable, CaseIterable {
             /// `QBox AK:sign` — what every SDK verifier accepts (spec §3.2). The default.
             case qbox
             /// `Qiniu AK:sign` with a signed `X-Qiniu-Date` (spec §3.3).
@@ -117,7 +116,10 @@ public struct UpServerConfiguration: Sendable {
 
     /// Checks invariants; throws a message naming the setting.
     public func validate() throws(ConfigurationError) {
-        guard !keys.isEmpty else { throw ConfigurationError("at least one accessKey/secretKey pair is needed") }
+        guard !keys.isEmpty else {
+            throw ConfigurationError(
+                "no key pair: list \"keys\" in the configuration file or set UPGATE_ACCESS_KEY and UPGATE_SECRET_KEY")
+        }
         for (accessKey, secretKey) in keys where accessKey.isEmpty || accessKey.contains(":") || secretKey.isEmpty {
             throw ConfigurationError("access keys must be non-empty without ':' and have a secret key")
         }

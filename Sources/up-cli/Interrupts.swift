@@ -1,3 +1,4 @@
+import NativeOS
 import Synchronization
 
 #if canImport(Glibc)
@@ -6,34 +7,30 @@ import Glibc
 import Darwin
 #endif
 
-/// SIGINT count, touched by the signal handler (an atomic add is async-signal-safe).
+/// SIGINT count since `install`.
 private let interruptCount = Atomic<Int>(0)
 
-/// Ctrl-C handling for `put`: the first SIGINT is reported to a task (which pauses the upload);
-/// the second ends the process at once with status 130.
+/// Ctrl-C handling for `put`: the first SIGINT is reported to `onFirst` (which pauses the
+/// upload); the second ends the process at once with status 130.
 ///
-/// The handler only counts (and `_exit`s on the second): no locks or allocation in signal
-/// context. A task polls the count every 50 ms and runs the pause outside the handler.
-/// (`SIG_IGN` plus a dispatch signal source is what the servers do, but `SIG_IGN` is a C
-/// function-pointer constant a memory-safe module may not use, and with several threads the
-/// kernel may deliver the signal to one that has not blocked it.)
+/// NativeOS delivers the signal in thread context as it arrives (its handler only writes to a
+/// pipe that a thread blocks on), so nothing polls and nothing runs in signal context here.
 enum Interrupts {
-    /// Installs the handler and calls `onFirst` (once) when the first Ctrl-C arrives.
-    /// Returns the polling task; cancel it when the upload is over.
-    static func install(onFirst: @escaping @Sendable () -> Void) -> Task<Void, Never> {
-        _ = interruptCount.load(ordering: .relaxed)  // initialise the global outside signal context
-        _ = signal(SIGINT) { _ in
+    /// Starts watching for Ctrl-C and calls `onFirst` (once) when the first one arrives.
+    /// Cancel the returned watch when the upload is over.
+    static func install(onFirst: @escaping @Sendable () -> Void) -> Watch {
+        Watch(observation: ProcessSignals.observe([.interrupt]) { _ in
             if interruptCount.add(1, ordering: .sequentiallyConsistent).newValue >= 2 { _exit(130) }
-        }
-        return Task.detached {
-            while !Task.isCancelled {
-                if interruptCount.load(ordering: .sequentiallyConsistent) >= 1 {
-                    onFirst()
-                    return
-                }
-                try? await Task.sleep(for: .milliseconds(50))
-            }
-        }
+            onFirst()
+        })
+    }
+
+    /// A running watch for Ctrl-C.
+    struct Watch {
+        let observation: SignalObservation
+
+        /// Stops watching: Ctrl-C has its default effect again.
+        func cancel() { observation.cancel() }
     }
 
     /// Whether Ctrl-C was pressed.

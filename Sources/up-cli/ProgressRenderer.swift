@@ -1,6 +1,6 @@
 import Basics
 import Foundation
-import NativeSystem
+import NativeOS
 import Synchronization
 import UpClient
 

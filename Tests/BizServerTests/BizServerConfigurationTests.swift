@@ -1,6 +1,8 @@
+import Basics
 import BizServer
 import Foundation
 import HTTPKit
+import ServerShell
 import Testing
 
 @Suite("BizServerConfiguration")
@@ -68,6 +70,36 @@ struct BizServerConfigurationTests {
             #expect(fragment.isEmpty, "expected an error mentioning \(fragment)")
         } catch {
             #expect(!fragment.isEmpty && "\(error)".contains(fragment), "\(error)")
+        }
+    }
+
+    @Test func theShippedFileWarnsAboutEveryDevelopmentCredential() throws {
+        let data = try Data(contentsOf: Self.repositoryRoot.appending(path: "Config/biz-server.json"))
+        let configuration = try BizServerConfiguration.load(json: data, environment: [:])
+        #expect(configuration.warnings.map(\.message) == ["development credentials in use", "development API key in use"])
+        #expect(DevelopmentCredentials.apiKeySHA256 == BizServerConfiguration.apiKeyHash(DevelopmentCredentials.apiKey))
+        let production = try BizServerConfiguration.load(
+            json: data,
+            environment: ["UPGATE_ACCESS_KEY": "prod-ak", "UPGATE_SECRET_KEY": "prod-sk", "UPGATE_API_KEYS": "demo=real-key"])
+        #expect(production.warnings.isEmpty)
+        let empty = try BizServerConfiguration.load(json: Data(#"{"accessKey":"a","secretKey":"s"}"#.utf8), environment: [:])
+        #expect(empty.warnings.map(\.message) == ["no API client configured"])
+    }
+
+    @Test(arguments: [
+        (#"{"accessKey":"a","secretKey":"s","clients":[{"id":"c","bucket":"b","keyprefix":"x/"}]}"#,
+         #"unknown key "clients[0].keyprefix" in the configuration (did you mean "clients[0].keyPrefix"?)"#),
+        (#"{"accessKey":"a","secretKey":"s","rateLimit":{"burst":"many"}}"#,
+         #""rateLimit.burst" in the configuration must be a number, got "many""#),
+        (#"{"accessKey":"a","secretKey":"s","clients":[{"bucket":"b"}]}"#, #""clients[0].id" is missing in the configuration"#),
+        (#"{"_comment":"notes","accessKey":"a","secretKey":"s","replay":{"_why":"ok"}}"#, ""),
+    ])
+    func strictReadingNamesTheKey(json: String, message: String) {
+        do {
+            _ = try BizServerConfiguration.load(json: Data(json.utf8), environment: [:])
+            #expect(message.isEmpty, "expected: \(message)")
+        } catch {
+            #expect(error.description == message)
         }
     }
 }

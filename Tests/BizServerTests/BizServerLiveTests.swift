@@ -71,4 +71,27 @@ struct BizServerLiveTests {
         let health = try await live.request("GET", "/healthz")
         #expect(health.status == 200)
     }
+
+    /// Issue 10, item 5: 10 MB to a route that takes 16 KiB (synchronous) or 64 KiB (collected in
+    /// a task) is 413 JSON whether its length is announced or it comes chunked.
+    @Test(arguments: [false, true])
+    func anOversizedBodyGets413JSONChunkedOrNot(chunked: Bool) async throws {
+        let live = try LiveServer()
+        defer { Task { await live.stop() } }
+        let port = live.port
+        let body = [UInt8](repeating: 0x7B, count: 10_000_000)
+        for (target, limit) in [("/v1/uptoken", 16 << 10), ("/v1/callback", 64 << 10)] {
+            let response = try await BlockingIO.run {
+                let client = try TestHTTPClient(port: port)
+                defer { client.close() }
+                return try client.requestAllowingEarlyReply(
+                    "POST", target, headers: [("Authorization", "Bearer demo-api-key")], body: body, chunked: chunked)
+            }
+            #expect(response.status == 413, "\(target) chunked=\(chunked): \(response.text)")
+            #expect(response.text == #"{"error":"request body exceeds \#(limit) bytes"}"#)
+            #expect(response.headers["X-Reqid"] != nil)
+        }
+        let health = try await live.request("GET", "/healthz")
+        #expect(health.status == 200)
+    }
 }

@@ -1,6 +1,7 @@
 import BizServer
 import Foundation
 import NativeStore  // SQLiteDatabase.Synchronous, re-exported through SQLiteUploadRecordStore.init
+import TestSupport
 import Testing
 
 /// Which implementation a behavioural test runs against; every behaviour must hold for both.

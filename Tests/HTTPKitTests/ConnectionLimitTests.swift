@@ -1,6 +1,6 @@
 import Foundation
 import HTTPKit
-import NativeHTTP
+import NativeTestSupport
 import TestSupport
 import Testing
 

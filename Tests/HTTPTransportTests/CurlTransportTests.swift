@@ -1,7 +1,7 @@
 import Foundation
 import HTTPKit
 import HTTPTransport
-import NativeHTTP
+import NativeTestSupport
 import TestSupport
 import Testing
 

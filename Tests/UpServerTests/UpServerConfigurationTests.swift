@@ -1,5 +1,8 @@
+import Basics
 import Foundation
 import HTTPKit
+import ServerShell
+import TestSupport
 import Testing
 import UpServer
 
@@ -16,6 +19,32 @@ struct UpServerConfigurationTests {
         #expect(set.connections == ConnectionLimits(maxConnections: 64, headerTimeoutSeconds: 0, maxConnectionsPerAddress: 4))
         #expect(throws: (any Error).self) {
             try UpServerConfiguration.load(json: Data(#"{\#(Self.minimal),"maxConnectionsPerAddress":-2}"#.utf8), environment: [:])
+        }
+    }
+
+    @Test func theShippedDevelopmentFileLoadsAndWarnsAboutItsKeys() throws {
+        let data = try Data(contentsOf: TestSupport.PythonSDK.repositoryRoot.appending(path: "Config/up-server.json"))
+        let configuration = try UpServerConfiguration.load(json: data, environment: [:])
+        #expect(configuration.keys == ["dev-access-key": "dev-secret-key"])
+        #expect(configuration.warnings == [.developmentKeys])
+        let production = try UpServerConfiguration.load(
+            json: data, environment: ["UPGATE_ACCESS_KEY": "prod-ak", "UPGATE_SECRET_KEY": "prod-sk"])
+        #expect(production.keys == ["prod-ak": "prod-sk"], "the pair replaces the file's list")
+        #expect(production.warnings.isEmpty)
+        #expect(throws: ConfigurationError("UPGATE_ACCESS_KEY is set but UPGATE_SECRET_KEY is not: set both, or neither")) {
+            try UpServerConfiguration.load(json: data, environment: ["UPGATE_ACCESS_KEY": "prod-ak"])
+        }
+    }
+
+    @Test(arguments: [
+        (#"{\#(minimal),"callback":{"schem":"qbox"}}"#, #"unknown key "callback.schem" in the configuration (did you mean "callback.scheme"?)"#),
+        (#"{\#(minimal),"callback":{"scheme":"plain"}}"#, #""callback.scheme" in the configuration must be "qbox" or "qiniu", got "plain""#),
+        (#"{"keys":[{"accessKey":"a"}],"buckets":["b"]}"#, #""keys[0].secretKey" is missing in the configuration"#),
+        (#"{"buckets":["b"]}"#, "no key pair: list \"keys\" in the configuration file or set UPGATE_ACCESS_KEY and UPGATE_SECRET_KEY"),
+    ])
+    func mistakesAreOneLineNamingTheKey(json: String, message: String) {
+        #expect(throws: ConfigurationError(message)) {
+            try UpServerConfiguration.load(json: Data(json.utf8), environment: [:])
         }
     }
 }

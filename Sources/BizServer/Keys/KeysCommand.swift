@@ -1,5 +1,6 @@
 public import Basics
 import Foundation
+import ServerShell
 import UpCore
 
 /// `biz-server keys create|list|revoke`: API keys managed in the store of a biz-server — running
@@ -84,10 +85,9 @@ public enum KeysCommand {
         let configPath = parsed.value("config") ?? "Config/biz-server.json"
         let configuration: BizServerConfiguration
         do {
-            let data = try Data(contentsOf: URL(fileURLWithPath: configPath))
-            configuration = try BizServerConfiguration.load(json: data, environment: environment)
+            configuration = try BizServerConfiguration.load(path: configPath, environment: environment)
         } catch {
-            return fail(78, "cannot load configuration \(configPath): \(error)")
+            return fail(78, error.description)
         }
         let directory = parsed.value("data-dir") ?? configuration.dataDirectory
         let store: SQLiteAPIKeyStore

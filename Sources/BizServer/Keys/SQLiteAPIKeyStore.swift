@@ -1,7 +1,6 @@
-import Dispatch
 import Foundation
+import NativeOS
 public import NativeStore
-import Synchronization
 
 /// The production ``APIKeyStore``: `keys.sqlite3` in the data directory, in WAL mode, so the
 /// running server and `biz-server keys …` (another process) use one file at once — readers never
@@ -11,14 +10,13 @@ import Synchronization
 /// upload records, the `keys` command then never opens (or migrates) the record store, and each
 /// file has one schema history (`PRAGMA user_version` is per file).
 ///
-/// Threads: as in `SQLiteUploadRecordStore`, every call runs on one serial queue of the store's,
-/// never on the Swift cooperative pool.
+/// Threads: as in `SQLiteUploadRecordStore`, the connection is a `BlockingResource` (NativeOS):
+/// every call runs on the store's own serial queue, never on the Swift cooperative pool.
 public final class SQLiteAPIKeyStore: APIKeyStore {
     /// The file's name in the data directory.
     public static let fileName = "keys.sqlite3"
 
-    private let queue = DispatchQueue(label: "upgate.api-keys")
-    private let database: Mutex<SQLiteDatabase>
+    private let database: BlockingResource<SQLiteDatabase>
 
     /// Schema history, applied in order by `SQLiteDatabase.migrate`; only ever append. The DML
     /// below is plain SQL that PostgreSQL runs as well (with `$n` placeholders).
@@ -53,7 +51,7 @@ public final class SQLiteAPIKeyStore: APIKeyStore {
     public init(path: String, synchronous: SQLiteDatabase.Synchronous = .full) throws {
         let database = try SQLiteDatabase(path: path, configuration: .init(synchronous: synchronous))
         try database.migrate(Self.migrations)
-        self.database = Mutex(database)
+        self.database = BlockingResource(label: "upgate.api-keys", database)
     }
 
     /// Opens ``fileName`` in `directory`, creating the directory if needed.
@@ -122,10 +120,6 @@ public final class SQLiteAPIKeyStore: APIKeyStore {
 
     /// Runs `work` on the store's queue with the connection, suspending the caller until it ends.
     private func perform<T: Sendable>(_ work: @escaping @Sendable (SQLiteDatabase) throws -> T) async throws -> T {
-        try await withCheckedThrowingContinuation { continuation in
-            queue.async {
-                continuation.resume(with: Result { try self.database.withLock { try work($0) } })
-            }
-        }
+        try await database.use { try work($0) }
     }
 }

@@ -10,7 +10,7 @@ struct JSONParser {
     init(_ bytes: [UInt8]) { self.bytes = bytes }
 
     /// Parses one complete document (surrounding whitespace allowed, nothing after it).
-    mutating func parseDocument() throws(UpError) -> JSONValue {
+    mutating func parseDocument() throws(JSONValue.SyntaxError) -> JSONValue {
         // A UTF-8 BOM is not JSON (RFC 8259 §8.1 allows ignoring it; we refuse, as Go does).
         skipWhitespace()
         let value = try parseValue()
@@ -19,8 +19,8 @@ struct JSONParser {
         return value
     }
 
-    private func failure(_ what: String) -> UpError {
-        UpError(.invalidJSON, detail: "\(what) at byte \(index)")
+    private func failure(_ what: String) -> JSONValue.SyntaxError {
+        JSONValue.SyntaxError(reason: what, offset: index)
     }
 
     private mutating func skipWhitespace() {
@@ -32,7 +32,7 @@ struct JSONParser {
         }
     }
 
-    private mutating func parseValue() throws(UpError) -> JSONValue {
+    private mutating func parseValue() throws(JSONValue.SyntaxError) -> JSONValue {
         guard index < bytes.count else { throw failure("unexpected end") }
         switch bytes[index] {
         case UInt8(ascii: "{"): return try parseObject()
@@ -46,7 +46,7 @@ struct JSONParser {
         }
     }
 
-    private mutating func expectLiteral(_ literal: StaticString) throws(UpError) {
+    private mutating func expectLiteral(_ literal: StaticString) throws(JSONValue.SyntaxError) {
         let count = literal.utf8CodeUnitCount
         guard index + count <= bytes.count else { throw failure("bad literal") }
         var offset = 0
@@ -57,12 +57,12 @@ struct JSONParser {
         index += count
     }
 
-    private mutating func enter() throws(UpError) {
+    private mutating func enter() throws(JSONValue.SyntaxError) {
         depth += 1
         guard depth <= Self.maxDepth else { throw failure("nesting too deep") }
     }
 
-    private mutating func parseObject() throws(UpError) -> JSONValue {
+    private mutating func parseObject() throws(JSONValue.SyntaxError) -> JSONValue {
         try enter()
         defer { depth -= 1 }
         index += 1
@@ -94,7 +94,7 @@ struct JSONParser {
         }
     }
 
-    private mutating func parseArray() throws(UpError) -> JSONValue {
+    private mutating func parseArray() throws(JSONValue.SyntaxError) -> JSONValue {
         try enter()
         defer { depth -= 1 }
         index += 1
@@ -120,7 +120,7 @@ struct JSONParser {
         }
     }
 
-    private mutating func parseNumber() throws(UpError) -> JSONValue {
+    private mutating func parseNumber() throws(JSONValue.SyntaxError) -> JSONValue {
         let start = index
         var isInteger = true
         if bytes[index] == UInt8(ascii: "-") { index += 1 }
@@ -155,7 +155,7 @@ struct JSONParser {
 
     private func isDigit(_ byte: UInt8) -> Bool { byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") }
 
-    private mutating func parseString() throws(UpError) -> String {
+    private mutating func parseString() throws(JSONValue.SyntaxError) -> String {
         index += 1
         var output = [UInt8]()
         while true {
@@ -200,7 +200,7 @@ struct JSONParser {
     }
 
     /// Reads `XXXX` (after `\u`), joining a surrogate pair; returns the scalar's UTF-8 bytes.
-    private mutating func parseUnicodeEscape() throws(UpError) -> [UInt8] {
+    private mutating func parseUnicodeEscape() throws(JSONValue.SyntaxError) -> [UInt8] {
         let first = try readHex4()
         var value = first
         if (0xD800..<0xDC00).contains(first) {
@@ -217,7 +217,7 @@ struct JSONParser {
         return Array(String(Character(scalar)).utf8)
     }
 
-    private mutating func readHex4() throws(UpError) -> UInt32 {
+    private mutating func readHex4() throws(JSONValue.SyntaxError) -> UInt32 {
         guard index + 4 <= bytes.count else { throw failure("short \\u escape") }
         var value: UInt32 = 0
         for _ in 0..<4 {
@@ -237,6 +237,26 @@ struct JSONParser {
 }
 
 extension JSONValue {
+    /// Where and why a text is not JSON.
+    public struct SyntaxError: Error, Equatable, Sendable, CustomStringConvertible {
+        /// What was wrong, e.g. `expected ',' or '}'`.
+        public var reason: String
+        /// The byte offset (0-based) at which it was noticed.
+        public var offset: Int
+
+        /// `<reason> at byte <offset>`.
+        public var description: String { "\(reason) at byte \(offset)" }
+    }
+
+    /// Parses a complete JSON document like ``parse(_:)-(Collection<UInt8>)``, telling where the
+    /// text stops being JSON (configuration files report it as line and column).
+    ///
+    /// - Throws: ``SyntaxError``.
+    public static func parseDocument(_ bytes: some Collection<UInt8>) throws(SyntaxError) -> JSONValue {
+        var parser = JSONParser(Array(bytes))
+        return try parser.parseDocument()
+    }
+
     /// Parses a complete JSON document (any value at top level).
     ///
     /// Strict RFC 8259: no comments, no trailing commas, no NaN, strings must be valid UTF-8
@@ -246,8 +266,11 @@ extension JSONValue {
     /// - Returns: The value.
     /// - Throws: ``UpError`` `.invalidJSON`, with the byte offset in `detail`.
     public static func parse(_ bytes: some Collection<UInt8>) throws(UpError) -> JSONValue {
-        var parser = JSONParser(Array(bytes))
-        return try parser.parseDocument()
+        do {
+            return try parseDocument(bytes)
+        } catch {
+            throw UpError(.invalidJSON, detail: error.description)
+        }
     }
 
     /// Parses JSON text; see ``parse(_:)-(Collection<UInt8>)``.

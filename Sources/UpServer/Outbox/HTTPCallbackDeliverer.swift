@@ -25,7 +25,8 @@ struct HTTPCallbackDeliverer: CallbackDelivering {
     /// must stay small; Qiniu's own limit is not documented.
     static let maxReplyBytes = 1 << 20
 
-    private let keys: KeyRing
+    /// The signing keys in force (a configuration reload may replace them).
+    private var keyRing: @Sendable () -> KeyRing
     private let transport: any HTTPTransport
     private let clock: any WallClock
     private let timeout: Duration
@@ -43,11 +44,21 @@ struct HTTPCallbackDeliverer: CallbackDelivering {
         keys: [String: String], transport: any HTTPTransport, clock: any WallClock, timeoutSeconds: Double,
         logger: Logger
     ) {
-        self.keys = KeyRing(keys)
+        let ring = KeyRing(keys)
+        self.keyRing = { ring }
         self.transport = transport
         self.clock = clock
         self.timeout = .milliseconds(Int64((max(timeoutSeconds, 0.001) * 1000).rounded()))
         self.logger = logger
+    }
+
+    /// Creates a deliverer signing with the key pairs of `credentials` at the time of each callback.
+    init(
+        credentials: UpCredentials, transport: any HTTPTransport, clock: any WallClock, timeoutSeconds: Double,
+        logger: Logger
+    ) {
+        self.init(keys: [:], transport: transport, clock: clock, timeoutSeconds: timeoutSeconds, logger: logger)
+        self.keyRing = { credentials.keys }
     }
 
     /// Tries every URL once, in order; see `CallbackDelivering.deliver(_:)`.
@@ -114,6 +125,7 @@ struct HTTPCallbackDeliverer: CallbackDelivering {
 
     /// Scheme and key for `authScheme` (`qbox`, `QBox`, `qiniu`, optionally `:<AccessKey>`).
     func credentials(for authScheme: String) -> (Scheme, String, HMACSHA1)? {
+        let keys = keyRing()
         let parts = authScheme.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false)
         let scheme: Scheme = parts.first?.lowercased() == "qiniu" ? .qiniu : .qbox
         if parts.count == 2, let mac = keys.mac(for: parts[1]) { return (scheme, String(parts[1]), mac) }

@@ -1,5 +1,5 @@
 public import Foundation
-import NativeStore
+import NativeOS
 import Synchronization
 import UpCore
 

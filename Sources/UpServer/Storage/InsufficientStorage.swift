@@ -1,4 +1,5 @@
 import Foundation
+import NativeOS
 import NativeStore
 import UpCore
 

@@ -1,26 +1,23 @@
-import Dispatch
 public import Foundation
+import NativeOS
 public import NativeStore
 public import Outbox
-import Synchronization
 import UpCore
 
 /// The production index: one SQLite file, `<dataDir>/index.sqlite3`, in WAL mode with
 /// `synchronous = FULL`, so a commit is on disk before the handler replies ("acknowledged means
 /// stored", DESIGN.md) and a ctx or uploadId survives a restart (qiniu-protocol.md §9.4).
 ///
-/// Threads: as in `SQLiteUploadRecordStore`, SQLite calls block on the disk, so every call runs
-/// on one dedicated serial `DispatchQueue` and the caller awaits a continuation, keeping the
-/// Swift cooperative pool free. The connection sits in a `Mutex` (it is not `Sendable`); taken
-/// only on the queue, the lock is never contended.
+/// Threads: SQLite calls block on the disk, so the connection is a `BlockingResource` (NativeOS):
+/// every call runs on its own serial queue while the caller awaits, keeping the Swift
+/// cooperative pool free.
 ///
 /// One class implements every index role (`BlockIndex`, `MultipartIndex`, `ObjectIndex`,
 /// `SweepIndex`, one extension each) over one connection, because some steps span roles and must
 /// be one transaction: an object with its completion record and its callback's outbox entry
 /// (``outbox``, the shared `SQLiteOutbox` on this same database), a v2 complete with its object.
 public final class SQLiteUpIndex: SQLiteAccess {
-    private let queue = DispatchQueue(label: "upgate.up-index")
-    private let database: Mutex<SQLiteDatabase>
+    private let database: BlockingResource<SQLiteDatabase>
 
     /// The database file.
     public let path: String
@@ -41,7 +38,7 @@ public final class SQLiteUpIndex: SQLiteAccess {
         self.path = path
         let connection = try SQLiteDatabase(path: path, configuration: .init(synchronous: .full))
         try connection.migrate(Self.migrations)
-        database = Mutex(connection)
+        database = BlockingResource(label: "upgate.up-index", connection)
     }
 
     /// Runs `work` on the index's queue with the connection, suspending the caller until it ends.
@@ -51,15 +48,12 @@ public final class SQLiteUpIndex: SQLiteAccess {
     /// `SQLiteDatabase.transaction` the transaction, so nothing of `work` is in the index and the
     /// same call can succeed once space is freed.
     public func perform<T: Sendable>(_ work: @escaping @Sendable (SQLiteDatabase) throws -> T) async throws -> T {
-        try await withCheckedThrowingContinuation { continuation in
-            queue.async {
-                continuation.resume(with: Result {
-                    do {
-                        return try self.database.withLock { try work($0) }
-                    } catch let error as SQLiteError where error.isFull {
-                        throw UpError.insufficientStorage("index \(self.path): \(error)")
-                    }
-                })
+        let path = self.path
+        return try await database.use { connection in
+            do {
+                return try work(connection)
+            } catch let error as SQLiteError where error.isFull {
+                throw UpError.insufficientStorage("index \(path): \(error)")
             }
         }
     }

@@ -1,6 +1,7 @@
 import Basics
 import BizServer
 import Foundation
+import ServerShell
 import Testing
 
 /// `adminTokenSHA256`, `UPGATE_ADMIN_TOKEN`, `trustedProxies`, `addressRateLimit`, and clients
@@ -39,17 +40,18 @@ import Testing
 
     @Test(arguments: [
         (#""adminTokenSHA256":"abc""#, [:], "adminTokenSHA256 must be 64 hex digits (the SHA-256 of the admin token)"),
-        (#""adminTokenSHA256":7"#, [:], "adminTokenSHA256 must be a string"),
+        (#""adminTokenSHA256":7"#, [:], #""adminTokenSHA256" in the configuration must be a string, got 7"#),
         ("", ["UPGATE_ADMIN_TOKEN": "short"], "UPGATE_ADMIN_TOKEN must be at least 16 characters (e.g. openssl rand -hex 32)"),
-        (#""trustedProxies":"10.0.0.0/8""#, [:], #"trustedProxies must be an array of CIDR blocks such as "10.0.0.0/8""#),
-        (#""trustedProxies":["10.0.0.0/8",8]"#, [:], #"trustedProxies[1] must be a string such as "10.0.0.0/8""#),
+        (#""trustedProxies":"10.0.0.0/8""#, [:], #""trustedProxies" in the configuration must be an array of strings, got "10.0.0.0/8""#),
+        (#""trustedProxies":["10.0.0.0/8",8]"#, [:], #""trustedProxies[1]" in the configuration must be a string, got 8"#),
         (#""trustedProxies":["127.0.0.1","10.0.0.1/8"]"#, [:],
          "trustedProxies[1]: '10.0.0.1/8' has bits set after the prefix (did you mean 10.0.0.0/8?)"),
         (#""trustedProxies":["10.0.0.0/40"]"#, [:], "trustedProxies[0]: '10.0.0.0/40': the prefix length must be 0…32"),
         (#""trustedProxies":["proxy.internal"]"#, [:], "trustedProxies[0]: 'proxy.internal' is not an IPv4 or IPv6 address or CIDR block"),
-        (#""addressRateLimit":5"#, [:], #"addressRateLimit must be {"tokensPerSecond": N, "burst": M}"#),
-        (#""addressRateLimit":{"tokensPerSecond":5}"#, [:], #"addressRateLimit must be {"tokensPerSecond": N, "burst": M}"#),
-        (#""addressRateLimit":{"tokensPerSecond":5,"burst":5,"brust":1}"#, [:], #"unknown key "brust" in addressRateLimit"#),
+        (#""addressRateLimit":5"#, [:], #""addressRateLimit" in the configuration must be an object, got 5"#),
+        (#""addressRateLimit":{"tokensPerSecond":5}"#, [:], #""addressRateLimit" in the configuration needs both tokensPerSecond and burst"#),
+        (#""addressRateLimit":{"tokensPerSecond":5,"burst":5,"brust":1}"#, [:],
+         #"unknown key "addressRateLimit.brust" in the configuration (did you mean "addressRateLimit.burst"?)"#),
         (#""addressRateLimit":{"tokensPerSecond":0,"burst":5}"#, [:], "addressRateLimit needs tokensPerSecond > 0 and burst >= 1"),
     ] as [(String, [String: String], String)])
     func aMistakeIsOneLineNamingIt(members: String, environment: [String: String], message: String) {

@@ -177,7 +177,7 @@ struct KeysCommandProcessTests {
             #expect(result.stdout.isEmpty)
         }
         let missing = try await fixture.keys(["list", "--config", "/nonexistent/biz.json"], withConfig: false)
-        #expect(missing.status == 78 && missing.stderr.contains("cannot load configuration /nonexistent/biz.json"))
+        #expect(missing.status == 78 && missing.stderr.contains("cannot read configuration /nonexistent/biz.json: no such file or directory"))
         let help = try await fixture.keys(["--help"])
         #expect(help.status == 0 && help.stdout.contains("biz-server keys create --client ID"))
         // --data-dir wins over the configuration's dataDirectory: another directory, no keys.

@@ -1,26 +1,5 @@
 internal import Glibc
 
-/// A failed file system call: which call, on which path, and `errno`.
-public struct NativeFileError: Error, Hashable, Sendable, CustomStringConvertible {
-    /// The call that failed, e.g. `"pwrite"`.
-    public var operation: String
-    /// The file it was made on.
-    public var path: String
-    /// `errno` after the call.
-    public var code: Int32
-
-    /// Whether the file (or a directory on its path) does not exist.
-    public var isNotFound: Bool { code == ENOENT }
-
-    /// Whether the file system is out of space for the caller: `ENOSPC` (the disk is full) or
-    /// `EDQUOT` (the user's quota is). Nothing is wrong with the file; the call can succeed once
-    /// space is freed.
-    public var isNoSpace: Bool { code == ENOSPC || code == EDQUOT }
-
-    /// A readable summary for logs.
-    public var description: String { "\(operation) \(path): \(unsafe String(cString: strerror(code))) (errno \(code))" }
-}
-
 /// An open file descriptor for writing a blob without Foundation's per-call copies and seeks:
 /// positioned writes straight from an array's storage (`pwrite`) and `fsync`. Safe targets cannot
 /// touch pointers (DESIGN.md), so the up-server's block store keeps one of these per blob being
@@ -106,6 +85,44 @@ public final class NativeFile: Sendable {
         while fsync(descriptor) != 0 {
             guard errno == EINTR else { throw NativeFileError(operation: "fsync", path: path, code: errno) }
         }
+    }
+
+    /// The whole content of the file at `path` (a configuration file, a secret): read with
+    /// `open`/`read`, so a failure is an errno naming the path, never a Foundation error dump.
+    ///
+    /// - Throws: `NativeFileError` (`isNotFound` when the file is missing).
+    public static func contents(atPath path: String) throws(NativeFileError) -> [UInt8] {
+        let descriptor = unsafe open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { throw NativeFileError(operation: "open", path: path, code: errno) }
+        defer { close(descriptor) }
+        var bytes: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 64 << 10)
+        while true {
+            let count = unsafe buffer.withUnsafeMutableBytes { unsafe read(descriptor, $0.baseAddress, $0.count) }
+            if count < 0 {
+                if errno == EINTR { continue }
+                throw NativeFileError(operation: "read", path: path, code: errno)
+            }
+            if count == 0 { return bytes }
+            bytes.append(contentsOf: buffer[..<count])
+        }
+    }
+
+    /// Creates the directory `path` and any missing parents (`mkdir -p`, mode 0755).
+    ///
+    /// - Throws: `NativeFileError` naming the first directory that could not be made.
+    public static func createDirectories(atPath path: String) throws(NativeFileError) {
+        var prefix = path.hasPrefix("/") ? "/" : ""
+        for component in path.split(separator: "/") {
+            prefix += component
+            if unsafe mkdir(prefix, 0o755) != 0 && errno != EEXIST {
+                throw NativeFileError(operation: "mkdir", path: prefix, code: errno)
+            }
+            prefix += "/"
+        }
+        var info = stat()
+        guard unsafe stat(path, &info) == 0 else { throw NativeFileError(operation: "stat", path: path, code: errno) }
+        guard info.st_mode & S_IFMT == S_IFDIR else { throw NativeFileError(operation: "mkdir", path: path, code: ENOTDIR) }
     }
 
     private func failure(_ operation: String) -> NativeFileError {

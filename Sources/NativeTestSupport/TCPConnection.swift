@@ -1,14 +1,12 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-// sockaddr_in's members reach this module through the libmicrohttpd headers' clang module; without
-// this import `swift build -c release` fails with MemberImportVisibility errors.
-internal import CMicroHTTPD
 
 /// A tiny blocking IPv4 TCP client for tests: connect, write bytes, read with a timeout, close.
 ///
 /// It exists so tests can speak raw HTTP/1.1 (keep-alive, malformed heads, disconnects mid-body)
-/// without an HTTP client library; it lives here because it owns a socket.
+/// without an HTTP client library. Test-only, so it lives in a test-only module (production
+/// targets never link it); a native one, because it owns a socket.
 public final class TCPConnection {
     private var descriptor: Int32
 
@@ -137,7 +135,7 @@ public final class TCPListener {
     /// The next connection; throws ``TCPConnectionError/timedOut`` if none came in time.
     public func accept(timeoutMilliseconds: Int = 5000) throws(TCPConnectionError) -> TCPConnection {
         try waitReadable(descriptor, timeoutMilliseconds: timeoutMilliseconds)
-        let fd = unsafe Glibc.accept(descriptor, nil, nil)
+        let fd = Glibc.accept(descriptor, nil, nil)
         guard fd >= 0 else { throw .failed("accept", errno) }
         return TCPConnection(descriptor: fd)
     }

@@ -1,3 +1,5 @@
+public import BizServer
+
 /// An `UploadRecordStore` in memory: the twin of `SQLiteUploadRecordStore` for handler tests.
 ///
 /// An actor, so concurrent deliveries are serialized the way the SQLite store's transaction

@@ -16,9 +16,9 @@ public final class ReadableFile: Sendable {
     private let descriptor: Int32
 
     /// Opens `path` read-only.
-    public init(path: String) throws(FileError) {
+    public init(path: String) throws(NativeFileError) {
         let descriptor = unsafe open(path, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else { throw FileError(errno: errno, path: path) }
+        guard descriptor >= 0 else { throw NativeFileError(operation: "open", path: path, code: errno) }
         self.path = path
         self.descriptor = descriptor
     }
@@ -29,7 +29,7 @@ public final class ReadableFile: Sendable {
     /// `count`, fewer only where the file ends. The array's storage is reused when it is not
     /// shared (its contents are overwritten, not zeroed first).
     @discardableResult
-    public func read(into buffer: inout [UInt8], count: Int, at offset: Int64) throws(FileError) -> Int {
+    public func read(into buffer: inout [UInt8], count: Int, at offset: Int64) throws(NativeFileError) -> Int {
         precondition(count >= 0 && offset >= 0, "negative count or offset")
         if buffer.count > count {
             buffer.removeLast(buffer.count - count)
@@ -51,28 +51,8 @@ public final class ReadableFile: Sendable {
             }
             return (done, 0)
         }
-        guard outcome.errno == 0 else { throw FileError(errno: outcome.errno, path: path) }
+        guard outcome.errno == 0 else { throw NativeFileError(operation: "pread", path: path, code: outcome.errno) }
         if outcome.done < count { buffer.removeLast(count - outcome.done) }
         return outcome.done
     }
-}
-
-/// A failed file operation: the `errno` and its text.
-public struct FileError: Error, Sendable, CustomStringConvertible {
-    /// The `errno` value.
-    public let errno: Int32
-    /// The file.
-    public let path: String
-
-    /// Creates the error.
-    public init(errno: Int32, path: String) {
-        self.errno = errno
-        self.path = path
-    }
-
-    /// `strerror` text, e.g. `Permission denied`.
-    public var reason: String { unsafe strerror(errno).map { unsafe String(cString: $0) } ?? "errno \(errno)" }
-
-    /// `<path>: <reason>`.
-    public var description: String { "\(path): \(reason)" }
 }

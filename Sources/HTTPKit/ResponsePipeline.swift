@@ -1,0 +1,36 @@
+import Basics
+internal import NativeHTTP
+
+/// The way out every response takes, whoever gives it (a handler, the deadline, an early
+/// refusal): the middleware's ``Middleware/finish(_:for:)`` hooks, then HTTPKit's own rules and
+/// libmicrohttpd's form; after sending, the ``Middleware/report(_:logger:)`` hooks.
+struct ResponsePipeline: Sendable {
+    let middleware: MiddlewareStack
+    let logger: Logger
+
+    /// `response` as it goes on the wire for `request`.
+    func raw(_ response: Response, for request: Request) -> RawResponse {
+        var response = response
+        middleware.finish(&response, for: request)
+        return Self.raw(response)
+    }
+
+    /// The default `Content-Type` (JSON), no `Content-Length` (MHD computes it from the body),
+    /// and a status MHD can send.
+    static func raw(_ response: Response) -> RawResponse {
+        var headers = response.headers
+        if !headers.contains("Content-Type") { headers.add(name: "Content-Type", value: "application/json") }
+        headers.remove(name: "Content-Length")
+        let body: RawResponse.Body
+        switch response.body {
+        case .bytes(let bytes): body = .bytes(bytes)
+        case .file(let descriptor, let offset, let length): body = .file(descriptor: descriptor, offset: offset, length: length)
+        }
+        // Qiniu uses codes above 599 (579, 612, 614, 631, 701; qiniu-protocol.md §8): pass any 3-digit status.
+        let status = (100...999).contains(response.status) ? response.status : 500
+        return RawResponse(status: status, headers: headers.fields, body: body)
+    }
+
+    /// Runs the report hooks for one response.
+    func report(_ event: ResponseEvent) { middleware.report(event, logger: logger) }
+}
