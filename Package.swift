@@ -62,6 +62,8 @@ let package = Package(
             dependencies: [
                 "UpCore", "HTTPKit", "HTTPTransport", "ServerShell", "NativeStore", "NativeOS", "NativeCrypto", "Basics",
             ],
+            // The upload page and upgate.js (issue 13), served by WebPageController.
+            resources: [.copy("Web")],
             swiftSettings: safeOnly
         ),
         .target(

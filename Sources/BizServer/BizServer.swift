@@ -16,6 +16,7 @@ import UpCore
 ///
 /// Endpoints (documented in `Config/openapi/biz-server.json`): `POST /v1/uptoken`,
 /// `POST /v1/callback`, `GET /v1/uploads`, `GET /v1/uploads/:id`, `GET /healthz`, `GET /metrics`,
+/// the upload page `GET /` with `GET /upgate.js`,
 /// and the admin API `GET|POST /v1/admin/keys`, `DELETE /v1/admin/keys/:id`.
 /// It runs in the shared shell (`ServiceHost`): the stored API keys are loaded before it listens
 /// and followed by a background poller; a reload (SIGHUP) rebuilds the routes from the new
@@ -145,6 +146,7 @@ public final class BizServer: HostedService {
             store: parts.store, clock: parts.clock, metrics: parts.metrics
         ).register(on: &router)
         UploadsController(clients: clients, store: parts.store, metrics: parts.metrics).register(on: &router)
+        WebPageController().register(on: &router)
         let store = parts.store
         let metrics = parts.metrics
         OperationsRoutes(
@@ -164,6 +166,8 @@ public final class BizServer: HostedService {
             manager: APIKeyManager(store: parts.keys, clients: configuration.clients), live: parts.liveKeys,
             clock: parts.clock
         ).register(on: &router)
+        // A web app on another origin asks for tokens and manages keys (issue 11 §3).
+        router.use(CORSMiddleware(configuration.cors, paths: ["/v1/uptoken", "/v1/admin/"]))
         return router
     }
 
