@@ -167,7 +167,7 @@ public final class BizServer: HostedService {
             clock: parts.clock
         ).register(on: &router)
         // A web app on another origin asks for tokens and manages keys (issue 11 §3).
-        router.use(CORSMiddleware(configuration.cors, paths: ["/v1/uptoken", "/v1/admin/"]))
+        router.use(CORSMiddleware(configuration.cors, paths: ["/v1/uptoken", "/v1/admin/*"]))
         return router
     }
 

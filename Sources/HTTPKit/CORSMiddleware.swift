@@ -24,10 +24,10 @@ public struct CORSMiddleware: Middleware {
     }
 
     /// A middleware applying `policy` to paths equal to one of `paths` or, for entries ending in
-    /// `/`, starting with it.
+    /// `*` (`/buckets/*`), starting with what precedes it.
     public init(_ policy: CORSPolicy, paths: [String]) {
         self.init(policy) { path in
-            paths.contains { $0.hasSuffix("/") ? path.hasPrefix($0) : path == $0 }
+            paths.contains { $0.hasSuffix("*") ? path.hasPrefix($0.dropLast()) : path == $0 }
         }
     }
 

@@ -73,5 +73,7 @@ struct UpRoutes {
 
     /// The routes a web page may call (issue 13 §3): form upload, `put`, v1 blocks, v2 multipart
     /// and downloads; never management (`/stat`), the outbox admin API or operations.
-    static let browserPaths = ["/", "/put/", "/putb64/", "/mkblk/", "/bput/", "/mkfile/", "/rs-mkfile/", "/buckets/", "/download/"]
+    static let browserPaths = [
+        "/", "/put/*", "/putb64/*", "/mkblk/*", "/bput/*", "/mkfile/*", "/rs-mkfile/*", "/buckets/*", "/download/*",
+    ]
 }

@@ -306,7 +306,7 @@ def case_offline(suite, b):
 
 def case_five(suite, b, biz, readme_shot):
     sizes = {"empty.bin": 0, "note.txt": 1200, "three.bin": 3 * MIB, "five.bin": 5 * MIB + 17,
-             "фото ✓ テスト.bin": 2 * MIB + 5}
+             "фото ✓ été.bin": 2 * MIB + 5}
     os.makedirs(os.path.join(suite.work, "five"))
     paths = [h.make_file(os.path.join(suite.work, "five", n), s, suite.args.seed + 60 + i)
              for i, (n, s) in enumerate(sizes.items())]
@@ -320,7 +320,7 @@ def case_five(suite, b, biz, readme_shot):
         suite.check(f"five: {name!r} ({sizes[name]} B) done with hash = qiniu.etag, one record",
                     row and row["state"] == "done" and row["hash"] == want
                     and len(records) == 1 and records[0]["hash"] == want)
-    b.page.wait_for_selector('#records td.key:text-is("demo/фото ✓ テスト.bin")', timeout=10_000)
+    b.page.wait_for_selector('#records td.key:text-is("demo/фото ✓ été.bin")', timeout=10_000)
     shot = b.shot("five-files-done")
     if readme_shot:
         shutil.copyfile(shot, readme_shot)
