@@ -42,6 +42,7 @@ def arguments():
     ap = h.suite_arguments(__doc__, "the CI form (< 90 s): every case once")
     ap.add_argument("--readme-shot", help="copy the five-files screenshot to this PNG")
     ap.add_argument("--headed", action="store_true", help="show the browser (needs a display)")
+    ap.add_argument("--cases", help="comma-separated cases to run (default: all)")
     return ap.parse_args()
 
 
@@ -375,6 +376,8 @@ def main():
                     ("five", lambda: case_five(suite, b, biz, args.readme_shot)),
                     ("cors", lambda: case_cors(suite, b, up)),
                 ]:
+                    if args.cases and name not in args.cases.split(","):
+                        continue
                     started = time.time()
                     suite.log(f"case {name}")
                     try:
