@@ -6,7 +6,7 @@ extension SQLiteUpIndex {
     /// Times are Unix seconds. Blob ids are the 32-hex `BlobID` text. Object segments have a
     /// table of their own (not a JSON column) so "is this blob part of any object?" — asked on
     /// every replace, delete and sweep — is an index lookup (`segments_blob`).
-    static let migrations = [schemaV1, callbackOutboxV2, lifecycleV3]
+    static let migrations = [schemaV1, callbackOutboxV2, completionOutboxV3, lifecycleV4]
 
     /// The first schema: blocks, objects and their segments, completions, uploads and parts, and
     /// the first outbox (replaced by migration 2).
@@ -121,9 +121,15 @@ extension SQLiteUpIndex {
         DROP TABLE outbox;
         """
 
-    /// Migration 3: the lifecycle sweep finds expired objects through an index on the same
+    /// Migration 3: a completion names the outbox entry of the callback stored with it, so a
+    /// repeated mkfile or complete whose first answer is unknown takes the callback's outcome from
+    /// that entry instead of delivering it a second time. Older rows keep NULL (their repeat
+    /// delivers beside the entry, as before).
+    static let completionOutboxV3 = "ALTER TABLE completions ADD COLUMN outbox_id INTEGER;"
+
+    /// Migration 4: the lifecycle sweep finds expired objects through an index on the same
     /// expression its query uses (`SQLiteUpIndex+Catalog.swift`), over rows with a rule only.
-    static let lifecycleV3 = """
+    static let lifecycleV4 = """
         CREATE INDEX objects_expiry ON objects ((put_time + delete_after_days * 86400))
             WHERE delete_after_days IS NOT NULL;
         """
