@@ -36,9 +36,17 @@ struct UpRoutes {
             authorizer: authorizer, ingest: ingest, objects: stores.objects, committer: committer, clock: clock,
             metrics: metrics
         ).register(on: &router)
-        ManagementController(
-            objects: stores.objects, blobs: stores.blobs, authenticator: management,
-            buckets: Set(configuration.buckets), clock: clock
+        let manager = ObjectManager(
+            objects: stores.objects, catalog: stores.catalog, blobs: stores.blobs, buckets: Set(configuration.buckets),
+            clock: clock, logger: logger)
+        ManagementController(manager: manager, blobs: stores.blobs, authenticator: management, clock: clock)
+            .register(on: &router)
+        ListController(
+            catalog: stores.catalog, authenticator: management, buckets: Set(configuration.buckets), clock: clock
+        ).register(on: &router)
+        DownloadController(
+            manager: manager, blobs: stores.blobs, keys: KeyRing(configuration.keys),
+            publicBuckets: Set(configuration.publicBuckets), publicBaseURL: configuration.publicBaseURL, clock: clock
         ).register(on: &router)
         OutboxAdminController(outbox: stores.outbox, authenticator: management, clock: clock).register(on: &router)
         BlocksController(
