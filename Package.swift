@@ -61,6 +61,7 @@ let package = Package(
             name: "BizServer",
             dependencies: [
                 "UpCore", "HTTPKit", "HTTPTransport", "ServerShell", "NativeStore", "NativeOS", "NativeCrypto", "Basics",
+                "Outbox",
             ],
             swiftSettings: safeOnly
         ),
@@ -138,7 +139,10 @@ let package = Package(
         ),
         .testTarget(
             name: "BizServerTests",
-            dependencies: ["BizServer", "UpCore", "HTTPKit", "NativeCrypto", "NativeStore", "Basics", "ServerShell", "TestSupport"],
+            dependencies: [
+                "BizServer", "UpCore", "HTTPKit", "NativeCrypto", "NativeStore", "Basics", "ServerShell", "TestSupport", "Outbox",
+                "HTTPTransport",
+            ],
             swiftSettings: safeOnly
         ),
     ]

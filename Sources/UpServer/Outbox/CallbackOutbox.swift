@@ -58,7 +58,7 @@ struct CallbackOutbox: Sendable {
     func attemptNow(_ entry: OutboxEntry) async -> CallbackOutcome {
         switch await worker.attempt(entry) {
         case .delivered(let reply): .delivered(reply: Array(reply.utf8))
-        case .failed(let reason): .failed(reason: reason)
+        case .failed(let reason), .abandoned(let reason): .failed(reason: reason)
         }
     }
 
