@@ -71,21 +71,9 @@ struct WebhookSender: OutboxSender {
             default: return .failed(reason: "status \(response.status)")
             }
         } catch let error as TransportError {
-            return .failed(reason: Self.describe(error))
+            return .failed(reason: error.summary)
         } catch {
             return .failed(reason: "request failed")
-        }
-    }
-
-    /// A short, secret-free description of a transport failure.
-    static func describe(_ error: TransportError) -> String {
-        switch error.kind {
-        case .connect: "connection failed"
-        case .timeout: "timeout"
-        case .cancelled: "cancelled"
-        case .tooLarge: "reply too large"
-        case .invalidRequest: "invalid url"
-        case .io, .other: "request failed"
         }
     }
 }
