@@ -70,6 +70,7 @@ let package = Package(
             name: "BizServer",
             dependencies: [
                 "UpCore", "HTTPKit", "HTTPTransport", "ServerShell", "NativeStore", "NativeOS", "NativeCrypto", "Basics",
+                "Outbox",
             ],
             swiftSettings: safeOnly
         ),
@@ -147,7 +148,10 @@ let package = Package(
         ),
         .testTarget(
             name: "BizServerTests",
-            dependencies: ["BizServer", "UpCore", "HTTPKit", "NativeCrypto", "NativeStore", "Basics", "ServerShell", "TestSupport"],
+            dependencies: [
+                "BizServer", "UpCore", "HTTPKit", "NativeCrypto", "NativeStore", "Basics", "ServerShell", "TestSupport", "Outbox",
+                "HTTPTransport",
+            ],
             swiftSettings: safeOnly
         ),
     ]
