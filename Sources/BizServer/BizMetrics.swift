@@ -15,6 +15,10 @@ struct BizMetrics: Sendable {
     let apiKeysCreated: Counter
     let apiKeysRevoked: Counter
     let apiKeyPolls: Counter
+    let webhookDeliveries: Counter
+    let webhooksPending: Gauge
+    let webhooksDead: Gauge
+    let webhookEndpointsDisabled: Gauge
 
     init(_ registry: Metrics) {
         self.registry = registry
@@ -41,5 +45,15 @@ struct BizMetrics: Sendable {
         apiKeyPolls = registry.counter(
             "upgate_biz_api_key_polls_total", "Checks of the API key store for changes, by outcome (ok, failed).",
             labels: ["outcome"])
+        webhookDeliveries = registry.counter(
+            "upgate_biz_webhook_deliveries_total",
+            "Webhook delivery attempts, by outcome (delivered, failed: will be retried or is dead, gone: 410 disabled the endpoint, abandoned: endpoint disabled or removed).",
+            labels: ["outcome"])
+        webhooksPending = registry.gauge(
+            "upgate_biz_webhook_deliveries_pending", "Webhook deliveries still to be delivered (waiting or being attempted).")
+        webhooksDead = registry.gauge(
+            "upgate_biz_webhook_deliveries_dead", "Webhook deliveries given up on after their last attempt (re-queueable).")
+        webhookEndpointsDisabled = registry.gauge(
+            "upgate_biz_webhook_endpoints_disabled", "Webhook endpoints this server stopped sending to after a 410 Gone.")
     }
 }

@@ -1,5 +1,6 @@
 public import Basics
 public import HTTPKit
+public import HTTPTransport
 import NativeCrypto
 public import ServerShell
 import Synchronization
@@ -17,7 +18,9 @@ import UpCore
 /// Endpoints (documented in `Config/openapi/biz-server.json`): `POST /v1/uptoken`,
 /// `POST /v1/callback`, `GET /v1/uploads`, `GET /v1/uploads/:id`, `GET /healthz`, `GET /metrics`,
 /// the upload page `GET /` with `GET /upgate.js`,
-/// and the admin API `GET|POST /v1/admin/keys`, `DELETE /v1/admin/keys/:id`.
+/// the admin API `GET|POST /v1/admin/keys`, `DELETE /v1/admin/keys/:id`, and the webhook admin
+/// endpoints under `/v1/admin/webhooks/`. Each newly recorded upload is announced to the
+/// configured `webhooks` (Standard Webhooks, durable deliveries sent by a background loop).
 /// It runs in the shared shell (`ServiceHost`): the stored API keys are loaded before it listens
 /// and followed by a background poller; a reload (SIGHUP) rebuilds the routes from the new
 /// configuration (clients, keys, up hosts, limits, jwt, admin token) and swaps them in.
@@ -33,6 +36,8 @@ public final class BizServer: HostedService {
         let metrics: BizMetrics
         let boundPort: BoundPort
         let logger: Logger
+        /// Sends the webhook deliveries the store holds, on the background loop.
+        let webhooks: WebhookDispatcher
     }
 
     /// The registry served at `/metrics`.
@@ -53,26 +58,33 @@ public final class BizServer: HostedService {
     ///     one only the configured keys work and the admin API cannot create any.
     ///   - clock: Wall clock for token deadlines, rate limits and replay windows.
     ///   - logger: Receives JSON-lines logs; never given a secret.
+    ///   - webhookTransport: The HTTP client webhooks are sent with (default: libcurl).
     public init(
         configuration: BizServerConfiguration,
         store: any UploadRecordStore,
         keys: (any APIKeyStore)? = nil,
         clock: any WallClock = SystemClock(),
         logger: Logger,
-        metrics: Metrics = Metrics()
+        metrics: Metrics = Metrics(),
+        webhookTransport: (any HTTPTransport)? = nil
     ) {
         self.metrics = metrics
         let bizMetrics = BizMetrics(metrics)
         let liveKeys = keys.map { LiveAPIKeys(store: $0, clock: clock, metrics: bizMetrics, logger: logger) }
+        let webhooks = WebhookDispatcher(
+            store: store.webhookDeliveries, endpoints: configuration.webhooks,
+            transport: webhookTransport ?? (try? CurlTransport(configuration: .init(maxConnectionsPerHost: 4))),
+            clock: clock, metrics: bizMetrics, logger: logger)
         let parts = Parts(
             store: store, keys: keys, liveKeys: liveKeys, clock: clock, metrics: bizMetrics, boundPort: BoundPort(),
-            logger: logger)
+            logger: logger, webhooks: webhooks)
         self.parts = parts
         let limiter = RateLimiter(configuration.rateLimit)
         current = Mutex((configuration, limiter))
         let http = HTTPMetrics(metrics, prefix: "upgate_biz")
         var tasks: [ServiceHost.BackgroundTask] = []
         if let liveKeys { tasks.append(.running("api-key-poller") { await liveKeys.poll() }) }
+        tasks.append(.running("webhook-deliveries") { await webhooks.run() })
         host = ServiceHost(
             for: configuration, router: Self.routes(configuration, limiter: limiter, parts: parts), logger: logger,
             observer: { http.observe($0) }, tasks: tasks, boundPort: parts.boundPort,
@@ -143,7 +155,8 @@ public final class BizServer: HostedService {
             authenticator: CallbackAuthenticator(
                 verifier: CallbackVerifier(keys: KeyRing(macs: [configuration.accessKey: mac])),
                 replay: configuration.replay),
-            store: parts.store, clock: parts.clock, metrics: parts.metrics
+            store: parts.store, clock: parts.clock, metrics: parts.metrics,
+            webhooks: { [webhooks = parts.webhooks] in webhooks.messages(for: $0) }
         ).register(on: &router)
         UploadsController(clients: clients, store: parts.store, metrics: parts.metrics).register(on: &router)
         WebPageController().register(on: &router)
@@ -161,8 +174,11 @@ public final class BizServer: HostedService {
             },
             unavailable: "store unavailable", registry: metrics.registry
         ).register(on: &router)
+        let gate = AdminGate(access: configuration.access, clock: parts.clock, metrics: parts.metrics)
+        AdminWebhooksController(gate: gate, dispatcher: parts.webhooks, endpoints: configuration.webhooks)
+            .register(on: &router)
         AdminKeysController(
-            gate: AdminGate(access: configuration.access, clock: parts.clock, metrics: parts.metrics),
+            gate: gate,
             manager: APIKeyManager(store: parts.keys, clients: configuration.clients), live: parts.liveKeys,
             clock: parts.clock
         ).register(on: &router)
@@ -192,6 +208,7 @@ public final class BizServer: HostedService {
             let old = state.configuration
             if configuration.rateLimit != old.rateLimit { state.limiter = RateLimiter(configuration.rateLimit) }
             state.configuration = configuration
+            parts.webhooks.endpoints.replace(with: configuration.webhooks)
             return (old, Self.routes(configuration, limiter: state.limiter, parts: parts))
         }
         host.router = router

@@ -22,7 +22,8 @@ public import ServerShell
 /// | `adminTokenSHA256`, `trustedProxies`, `addressRateLimit` | see ``BizServerConfiguration/Access`` |
 /// | `clients[]` | `id`, `bucket` required; `apiKeySHA256` (or `UPGATE_API_KEYS`; none: only stored keys); `endUser`, `keyPrefix` (`"{client}/"`), `fsizeMin`, `fsizeLimit`, `mimeLimit`, `tokenLifetimeSeconds` (3600), `insertOnly` (false), `callbackBodyType` (`"form"` or `"json"`), `returnBody`, `vars` ({}) |
 ///
-/// The `jwt` block and the per-user client keys are read in `BizServerConfiguration+JWT.swift`.
+/// The `jwt` block and the per-user client keys are read in `BizServerConfiguration+JWT.swift`,
+/// `webhooks[]` in `BizServerConfiguration+Webhooks.swift`.
 /// A new block is one more read in ``read(_:environment:)`` (`try file.object("…")`, then its
 /// keys); the shell's `finish()` checks its keys like the others.
 ///
@@ -67,6 +68,7 @@ extension BizServerConfiguration {
         try configuration.apply(environment: environment)
         try configuration.readJWT(try file.object("jwt"), perUser: perUser, environment: environment)
         try configuration.readAccess(file, environment: environment)
+        try configuration.readWebhooks(file)
         return configuration
     }
 

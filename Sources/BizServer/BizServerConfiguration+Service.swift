@@ -24,7 +24,7 @@ extension BizServerConfiguration: ServiceConfiguration {
                 "detail": "every POST /v1/uptoken is refused (401) until the configuration lists clients",
             ]))
         }
-        return warnings
+        return warnings + webhookWarnings
     }
 
     /// The settings a reload cannot change in a running server (the listener, the stores and

@@ -1,5 +1,6 @@
 public import Basics
 public import HTTPKit
+public import ServerShell
 
 /// Everything biz-server needs to run. Defaults are for local development on loopback.
 ///
@@ -45,6 +46,12 @@ public struct BizServerConfiguration: Sendable {
     /// Who may use the admin API and how client addresses are found and limited (issue 11 §3);
     /// see `BizServerConfiguration+Access.swift`.
     public var access = Access()
+    /// Where uploads are announced as Standard Webhooks; none by default (see `WebhookEndpoint`,
+    /// `BizServerConfiguration+Webhooks.swift`).
+    public var webhooks: [WebhookEndpoint] = []
+    /// Warning lines the webhook checks found at load (a private target allowed, a name that
+    /// did not resolve).
+    public var webhookWarnings: [StartupWarning] = []
 
     /// Creates a configuration; every parameter has the documented default.
     public init(

@@ -1,5 +1,6 @@
 import Basics
 import HTTPKit
+import Outbox
 import UpCore
 
 /// `POST /v1/callback`: verify the up server's signature and freshness on the raw request,
@@ -10,6 +11,8 @@ struct CallbackController: Sendable {
     let store: any UploadRecordStore
     let clock: any WallClock
     let metrics: BizMetrics
+    /// The webhook deliveries a new record causes (none without webhooks).
+    var webhooks: @Sendable (UploadRecord) -> [OutboxMessage] = { _ in [] }
 
     /// Largest accepted callback body: the rendered callbackBody is small; 64 KiB leaves room for
     /// apps that extend it.
@@ -45,7 +48,8 @@ struct CallbackController: Sendable {
             traceID: payload.traceID, vars: payload.vars)
         let result: (record: UploadRecord, created: Bool)
         do {
-            result = try await store.record(upload, receivedAt: Int64((clock.now() * 1000).rounded(.down)))
+            result = try await store.record(
+                upload, receivedAt: Int64((clock.now() * 1000).rounded(.down)), webhooks: webhooks)
         } catch {
             metrics.storeErrors.increment()
             context.logger.error("store failed", ["reqid": .string(context.requestID), "error": .string("\(error)")])

@@ -1,6 +1,7 @@
 import Foundation
 import NativeOS
 public import NativeStore
+public import Outbox
 
 /// The production `UploadRecordStore`: one SQLite file in WAL mode.
 ///
@@ -12,7 +13,7 @@ public import NativeStore
 /// hold one of its few threads for each fsync, so the connection is a `BlockingResource`
 /// (NativeOS): every call runs on its own serial queue while the caller awaits. One connection on
 /// one queue also serializes writes, which SQLite would do anyway.
-public final class SQLiteUploadRecordStore: UploadRecordStore {
+public final class SQLiteUploadRecordStore: UploadRecordStore, SQLiteAccess {
     private struct State {
         let database: SQLiteDatabase
         var ids: UploadRecordIDGenerator
@@ -48,6 +49,8 @@ public final class SQLiteUploadRecordStore: UploadRecordStore {
         CREATE INDEX upload_records_client_trace ON upload_records (client_id, trace_id);
         CREATE INDEX upload_records_client_user ON upload_records (client_id, end_user, received_at);
         """,
+        // Webhook deliveries (issue 11 §2): the shared outbox table, written in the record's transaction.
+        SQLiteOutbox.migrations(table: WebhookMessage.table)[0],
     ]
 
     private static let columns = """
@@ -77,9 +80,12 @@ public final class SQLiteUploadRecordStore: UploadRecordStore {
     ///
     /// Insert-or-ignore then read back, in one `BEGIN IMMEDIATE` transaction: whichever delivery
     /// inserts first wins, and every delivery reads the winner's row, even across processes.
+    /// A new record's webhook deliveries are inserted in the same transaction (`SQLiteOutbox.insert`),
+    /// so a crash after the commit finds both, and one before it neither.
     public func record(
         _ upload: NewUploadRecord,
-        receivedAt: Int64
+        receivedAt: Int64,
+        webhooks: @escaping @Sendable (UploadRecord) -> [OutboxMessage]
     ) async throws -> (record: UploadRecord, created: Bool) {
         let vars = try Self.encode(upload.vars)
         return try await perform { state in
@@ -106,7 +112,14 @@ public final class SQLiteUploadRecordStore: UploadRecordStore {
                     // Unreachable: the row was just inserted or already there, under the write lock.
                     throw SQLiteError(code: SQLiteError.error, message: "upload record vanished inside a transaction")
                 }
-                return (try Self.record(from: row), created)
+                let record = try Self.record(from: row)
+                if created {
+                    for message in webhooks(record) {
+                        _ = try SQLiteOutbox.insert(
+                            message, now: receivedAt / 1000, into: WebhookMessage.table, in: database)
+                    }
+                }
+                return (record, created)
             }
         }
     }
@@ -175,6 +188,14 @@ public final class SQLiteUploadRecordStore: UploadRecordStore {
         try await perform { state in
             try state.database.query("PRAGMA journal_mode")[0].text(0)
         }
+    }
+
+    /// The webhook deliveries, in this database.
+    public var webhookDeliveries: any OutboxStore { SQLiteOutbox(table: WebhookMessage.table, access: self) }
+
+    /// See `SQLiteAccess.perform(_:)`: the outbox's statements run on this store's queue.
+    public func perform<T: Sendable>(_ work: @escaping @Sendable (SQLiteDatabase) throws -> T) async throws -> T {
+        try await state.use { try work($0.database) }
     }
 
     /// Runs `work` on the store's queue with the connection, suspending the caller until it ends.

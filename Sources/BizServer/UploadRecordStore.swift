@@ -1,4 +1,6 @@
-/// Where the biz-server keeps verified upload callbacks.
+public import Outbox
+
+/// Where the biz-server keeps verified upload callbacks, and the webhook deliveries they cause.
 ///
 /// Two implementations pass one behavioural test suite: `SQLiteUploadRecordStore` (production)
 /// and `InMemoryUploadRecordStore` (handler tests). Recording is idempotent by
@@ -14,7 +16,15 @@ public protocol UploadRecordStore: Sendable {
     ///   - upload: The verified callback.
     ///   - receivedAt: Now, in Unix milliseconds (passed in so tests pin time). Also the
     ///     timestamp part of a new record's id.
-    func record(_ upload: NewUploadRecord, receivedAt: Int64) async throws -> (record: UploadRecord, created: Bool)
+    ///   - webhooks: The webhook deliveries a NEW record causes (called with it once it has its id,
+    ///     inside the transaction): written to ``webhookDeliveries`` together with the record, all
+    ///     or nothing. Not called for a redelivery.
+    func record(
+        _ upload: NewUploadRecord, receivedAt: Int64, webhooks: @escaping @Sendable (UploadRecord) -> [OutboxMessage]
+    ) async throws -> (record: UploadRecord, created: Bool)
+
+    /// The webhook deliveries (`webhook_deliveries` next to the records in SQLite).
+    var webhookDeliveries: any OutboxStore { get }
 
     /// The record with public id `id`, or `nil` if there is none.
     func upload(id: String) async throws -> UploadRecord?
@@ -35,6 +45,11 @@ public protocol UploadRecordStore: Sendable {
 }
 
 extension UploadRecordStore {
+    /// Records `upload` without webhook deliveries (see ``record(_:receivedAt:webhooks:)``).
+    public func record(_ upload: NewUploadRecord, receivedAt: Int64) async throws -> (record: UploadRecord, created: Bool) {
+        try await record(upload, receivedAt: receivedAt, webhooks: { _ in [] })
+    }
+
     /// The client's uploads, newest first, at most `limit`, older than the record `after`; an
     /// unknown or foreign `after` gives an empty page. Shorthand for ``uploads(_:)`` without filters.
     public func uploads(clientID: String, limit: Int, after: String?) async throws -> [UploadRecord] {

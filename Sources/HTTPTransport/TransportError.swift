@@ -37,3 +37,18 @@ public struct TransportError: Error, Hashable, Sendable, CustomStringConvertible
     /// `<kind>: <message>`.
     public var description: String { "\(kind): \(message)" }
 }
+
+extension TransportError {
+    /// A short description free of URLs and secrets, for outbox rows and answers others see:
+    /// `connection failed`, `timeout`, `cancelled`, `reply too large`, `invalid url`, `request failed`.
+    public var summary: String {
+        switch kind {
+        case .connect: "connection failed"
+        case .timeout: "timeout"
+        case .cancelled: "cancelled"
+        case .tooLarge: "reply too large"
+        case .invalidRequest: "invalid url"
+        case .io, .other: "request failed"
+        }
+    }
+}

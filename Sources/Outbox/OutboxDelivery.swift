@@ -73,6 +73,9 @@ public struct OutboxDelivery: Sendable, Hashable {
         case succeeded(owner: String)
         /// `owner`'s attempt failed at `now`.
         case failed(owner: String, now: Int64)
+        /// `owner`'s attempt failed in a way no retry can mend (a webhook receiver answered 410
+        /// Gone): the message is dead at once, whatever attempts are left.
+        case abandoned(owner: String)
         /// An operator asks for a dead message to be tried again from `now`, with a fresh schedule.
         case requeue(now: Int64)
     }
@@ -115,8 +118,11 @@ public struct OutboxDelivery: Sendable, Hashable {
 
     /// A new message at `now`: pending and due at once, or — when its creator attempts it right
     /// away — already claimed by `owner`, the first attempt begun.
-    public static func born(now: Int64, leaseSeconds: Int64, claimedBy owner: String?) -> OutboxDelivery {
-        guard let owner else { return OutboxDelivery(state: .pending(dueAt: now), attempts: 0) }
+    /// A pending one is due `delaySeconds` after `now`.
+    public static func born(now: Int64, leaseSeconds: Int64, claimedBy owner: String?, delaySeconds: Int64 = 0)
+        -> OutboxDelivery
+    {
+        guard let owner else { return OutboxDelivery(state: .pending(dueAt: now + max(delaySeconds, 0)), attempts: 0) }
         return OutboxDelivery(state: .claimed(owner: owner, leaseUntil: now + leaseSeconds), attempts: 1)
     }
 
@@ -130,8 +136,9 @@ public struct OutboxDelivery: Sendable, Hashable {
         }
     }
 
-    /// Applies `event`; `schedule` decides what a failure leads to.
-    public mutating func handle(_ event: Event, schedule: Schedule) -> Action {
+    /// Applies `event`; `schedule` decides what a failure leads to, `jitter` (0..<1, drawn by
+    /// the caller) how much of the schedule's jitter a retry gets.
+    public mutating func handle(_ event: Event, schedule: Schedule, jitter: Double = 0) -> Action {
         switch (event, state) {
         case (.claim(let owner, let now, let leaseSeconds), .pending(let dueAt)):
             guard dueAt <= now else { return .refuse(.notDue(dueAt: dueAt)) }
@@ -156,9 +163,13 @@ public struct OutboxDelivery: Sendable, Hashable {
             return .record
         case (.failed(let owner, let now), .claimed(let holder, _)):
             guard owner == holder else { return .refuse(.notClaimant) }
-            state = schedule.delay(afterAttempt: attempts).map { .pending(dueAt: now + $0) } ?? .dead
+            state = schedule.delay(afterAttempt: attempts, jitter: jitter).map { .pending(dueAt: now + $0) } ?? .dead
             return .record
-        case (.succeeded, _), (.failed, _):
+        case (.abandoned(let owner), .claimed(let holder, _)):
+            guard owner == holder else { return .refuse(.notClaimant) }
+            state = .dead
+            return .record
+        case (.succeeded, _), (.failed, _), (.abandoned, _):
             return .refuse(.notClaimant)
         case (.requeue(let now), .dead):
             state = .pending(dueAt: now)

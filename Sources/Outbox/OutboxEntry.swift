@@ -11,12 +11,16 @@ public struct OutboxMessage: Sendable, Hashable {
     /// The owner that tries the message at once, in the request that created it, if any: the
     /// message is then born claimed by it (``OutboxDelivery/born(now:leaseSeconds:claimedBy:)``).
     public var claimedBy: String?
+    /// Seconds after the enqueue before the first attempt of a message not born claimed (a
+    /// webhook schedule's first element); 0: due at once.
+    public var delaySeconds: Int64
 
     /// Creates a message.
-    public init(payload: String, leaseSeconds: Int64, claimedBy: String? = nil) {
+    public init(payload: String, leaseSeconds: Int64, claimedBy: String? = nil, delaySeconds: Int64 = 0) {
         self.payload = payload
         self.leaseSeconds = leaseSeconds
         self.claimedBy = claimedBy
+        self.delaySeconds = delaySeconds
     }
 }
 
@@ -55,7 +59,9 @@ public struct OutboxEntry: Sendable, Hashable {
     public static func enqueued(_ message: OutboxMessage, id: Int64, now: Int64) -> OutboxEntry {
         OutboxEntry(
             id: id, payload: message.payload, leaseSeconds: message.leaseSeconds,
-            delivery: .born(now: now, leaseSeconds: message.leaseSeconds, claimedBy: message.claimedBy),
+            delivery: .born(
+                now: now, leaseSeconds: message.leaseSeconds, claimedBy: message.claimedBy,
+                delaySeconds: message.delaySeconds),
             createdAt: now)
     }
 
@@ -69,4 +75,15 @@ public enum OutboxOutcome: Sendable, Hashable {
     case delivered(reply: String)
     /// The attempt failed for `reason` (kept as the entry's last error; no secrets in it).
     case failed(reason: String)
+    /// The attempt failed for `reason` and no retry can mend it: the entry is dead at once
+    /// (``OutboxDelivery/Event/abandoned(owner:)``).
+    case abandoned(reason: String)
+
+    /// The reason of a failed or abandoned attempt; nil when delivered.
+    public var failureReason: String? {
+        switch self {
+        case .delivered: nil
+        case .failed(let reason), .abandoned(let reason): reason
+        }
+    }
 }

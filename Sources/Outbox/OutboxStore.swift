@@ -55,4 +55,15 @@ public protocol OutboxStore: Sendable {
 
     /// How many entries are still to be delivered (pending or claimed).
     func depth() async throws -> Int
+
+    /// How many entries are in any of `phases` (gauges: pending, dead).
+    func count(_ phases: Set<OutboxDelivery.Phase>) async throws -> Int
+}
+
+extension OutboxStore {
+    /// Counts by listing: right for small stores (the in-memory twin, test doubles); SQL stores
+    /// answer with one `count(*)`.
+    public func count(_ phases: Set<OutboxDelivery.Phase>) async throws -> Int {
+        try await list(phases, before: nil, limit: .max).count
+    }
 }

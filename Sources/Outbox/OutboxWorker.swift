@@ -32,7 +32,8 @@ public struct OutboxWorker: Sendable {
     private let store: any OutboxStore
     private let clock: any WallClock
     private let sender: any OutboxSender
-    private let schedule: OutboxDelivery.Schedule
+    private let schedule: @Sendable (OutboxEntry) -> OutboxDelivery.Schedule
+    private let jitter: @Sendable () -> Double
     private let metrics: Metrics
     private let logger: Logger
     private let label: String
@@ -56,11 +57,31 @@ public struct OutboxWorker: Sendable {
         clock: any WallClock, metrics: Metrics = Metrics(), logger: Logger, label: String = "outbox",
         describe: @escaping @Sendable (OutboxEntry) -> [(key: String, value: Logger.Value)] = { _ in [] }
     ) {
+        self.init(
+            owner: owner, store: store, sender: sender, scheduleFor: { _ in schedule }, jitter: { 0 }, clock: clock,
+            metrics: metrics, logger: logger, label: label, describe: describe)
+    }
+
+    /// Creates a worker whose entries may follow different schedules (biz-server: one per
+    /// webhook endpoint), with retries spread by `jitter`.
+    ///
+    /// - Parameters:
+    ///   - scheduleFor: The schedule of one entry (read from its payload, say).
+    ///   - jitter: Draws a number in 0..<1 for each retry (``OutboxDelivery/Schedule/jitterFraction``).
+    ///   - The others: as in ``init(owner:store:sender:schedule:clock:metrics:logger:label:describe:)``.
+    public init(
+        owner: String, store: any OutboxStore, sender: any OutboxSender,
+        scheduleFor: @escaping @Sendable (OutboxEntry) -> OutboxDelivery.Schedule,
+        jitter: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) },
+        clock: any WallClock, metrics: Metrics = Metrics(), logger: Logger, label: String = "outbox",
+        describe: @escaping @Sendable (OutboxEntry) -> [(key: String, value: Logger.Value)] = { _ in [] }
+    ) {
         self.owner = owner
         self.store = store
         self.clock = clock
         self.sender = sender
-        self.schedule = schedule
+        self.schedule = scheduleFor
+        self.jitter = jitter
         self.metrics = metrics
         self.logger = logger
         self.label = label
@@ -115,8 +136,11 @@ public struct OutboxWorker: Sendable {
         case .failed:
             metrics.failures?.increment()
             event = .failed(owner: owner, now: clock.unixSeconds)
+        case .abandoned:
+            metrics.failures?.increment()
+            event = .abandoned(owner: owner)
         }
-        guard case .record = delivery.handle(event, schedule: schedule) else {
+        guard case .record = delivery.handle(event, schedule: schedule(entry), jitter: jitter()) else {
             logger.error("\(label): attempted an entry this worker does not hold", ["outboxId": .int(entry.id)])
             return outcome
         }
@@ -149,7 +173,7 @@ public struct OutboxWorker: Sendable {
             write(.warning, "attempt failed, will retry", entry, delivery, [
                 ("reason", .string(reason)), ("nextAttemptAt", .int(dueAt)),
             ])
-        case (.failed(let reason), _):
+        case (.failed(let reason), _), (.abandoned(let reason), _):
             write(.error, "failed for good", entry, delivery, [("reason", .string(reason))])
         }
     }

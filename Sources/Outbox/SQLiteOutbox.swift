@@ -92,7 +92,7 @@ public struct SQLiteOutbox: OutboxStore {
     {
         let (error, reply): (String?, String?) = switch outcome {
         case .delivered(let reply): (nil, reply)
-        case .failed(let reason): (reason, nil)
+        case .failed(let reason), .abandoned(let reason): (reason, nil)
         }
         let sql = """
             UPDATE \(table) SET state = ?, available_at = ?, owner = ?, attempts = ?,
@@ -138,6 +138,17 @@ public struct SQLiteOutbox: OutboxStore {
             """
         let bindings = names.map { SQLiteValue.text($0) } + [.integer(before ?? .max), .integer(Int64(limit))]
         return try await access.perform { database in try database.query(sql, bindings).map(Self.entry) }
+    }
+
+    /// See ``OutboxStore/count(_:)``.
+    public func count(_ phases: Set<OutboxDelivery.Phase>) async throws -> Int {
+        guard !phases.isEmpty else { return 0 }
+        let names = phases.map(\.rawValue).sorted()
+        let marks = Array(repeating: "?", count: names.count).joined(separator: ", ")
+        let sql = "SELECT count(*) FROM \(table) WHERE state IN (\(marks))"
+        return try await access.perform { database in
+            Int(try database.query(sql, names.map { .text($0) })[0].integer(0))
+        }
     }
 
     /// See ``OutboxStore/depth()``.

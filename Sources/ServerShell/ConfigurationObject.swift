@@ -132,6 +132,23 @@ public final class ConfigurationObject {
         return texts
     }
 
+    /// An array of integers, each within `range` (default: what `T` holds).
+    public func integers<T: FixedWidthInteger & Sendable>(
+        _ key: String, as type: T.Type, in range: ClosedRange<T>? = nil
+    ) throws(ConfigurationError) -> [T]? {
+        guard let value = try value(key) else { return nil }
+        guard case .array(let elements) = value else { throw mismatch(key, "an array of integers", value) }
+        let bounds = range ?? T.min...T.max
+        var numbers: [T] = []
+        for (index, element) in elements.enumerated() {
+            guard case .int(let number) = element, let typed = T(exactly: number), bounds.contains(typed) else {
+                throw mismatch("\(key)[\(index)]", "an integer \(bounds.lowerBound)…\(bounds.upperBound)", element)
+            }
+            numbers.append(typed)
+        }
+        return numbers
+    }
+
     /// An object whose every value is a string (`{"x:app": "demo"}`).
     public func stringMap(_ key: String) throws(ConfigurationError) -> [String: String]? {
         guard let value = try value(key) else { return nil }

@@ -71,7 +71,7 @@ public final class InMemoryOutbox: OutboxStore {
             entry.delivery = delivery
             switch outcome {
             case .delivered(let reply): entry.reply = reply
-            case .failed(let reason): entry.lastError = reason
+            case .failed(let reason), .abandoned(let reason): entry.lastError = reason
             }
             state.entries[id] = entry
             return true

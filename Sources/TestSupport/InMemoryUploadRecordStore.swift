@@ -1,4 +1,5 @@
 public import BizServer
+public import Outbox
 
 /// An `UploadRecordStore` in memory: the twin of `SQLiteUploadRecordStore` for handler tests.
 ///
@@ -24,6 +25,11 @@ public actor InMemoryUploadRecordStore: UploadRecordStore {
     private var positionByObject: [ObjectIdentity: Int] = [:]
     private var positionByID: [Bytes: Int] = [:]
     private var ids: UploadRecordIDGenerator
+    /// The webhook deliveries (`SQLiteUploadRecordStore`'s `webhook_deliveries` twin); a new
+    /// record's are inserted with it, in the same actor step.
+    public nonisolated let deliveries = InMemoryOutbox()
+    /// See `UploadRecordStore.webhookDeliveries`.
+    public nonisolated var webhookDeliveries: any OutboxStore { deliveries }
 
     /// Creates an empty store.
     ///
@@ -33,17 +39,26 @@ public actor InMemoryUploadRecordStore: UploadRecordStore {
     }
 
     /// See `UploadRecordStore.record(_:receivedAt:)`.
-    public func record(_ upload: NewUploadRecord, receivedAt: Int64) -> (record: UploadRecord, created: Bool) {
+    public func record(
+        _ upload: NewUploadRecord, receivedAt: Int64, webhooks: @escaping @Sendable (UploadRecord) -> [OutboxMessage]
+    ) throws -> (record: UploadRecord, created: Bool) {
         let identity = ObjectIdentity(bucket: Bytes(upload.bucket), key: Bytes(upload.key), hash: Bytes(upload.hash))
         if let position = positionByObject[identity] {
             return (records[position], false)
         }
         let record = UploadRecord(id: ids.next(milliseconds: receivedAt), upload: upload, receivedAt: receivedAt)
+        let messages = webhooks(record)
+        // SQLite's CHECK (lease_seconds > 0) rolls the record back with its deliveries: do the same.
+        guard messages.allSatisfy({ $0.leaseSeconds > 0 }) else { throw InvalidDelivery() }
         positionByObject[identity] = records.count
         positionByID[Bytes(record.id)] = records.count
         records.append(record)
+        for message in messages { deliveries.insert(message, now: receivedAt / 1000) }
         return (record, true)
     }
+
+    /// A delivery the SQLite table's constraints would refuse.
+    public struct InvalidDelivery: Error {}
 
     /// See `UploadRecordStore.upload(id:)`.
     public func upload(id: String) -> UploadRecord? {

@@ -36,9 +36,17 @@ struct UpRoutes {
             authorizer: authorizer, ingest: ingest, objects: stores.objects, committer: committer, clock: clock,
             metrics: metrics
         ).register(on: &router)
-        ManagementController(
-            objects: stores.objects, blobs: stores.blobs, authenticator: management,
-            buckets: Set(configuration.buckets), clock: clock
+        let manager = ObjectManager(
+            objects: stores.objects, catalog: stores.catalog, blobs: stores.blobs, buckets: Set(configuration.buckets),
+            clock: clock, logger: logger)
+        ManagementController(manager: manager, blobs: stores.blobs, authenticator: management, clock: clock)
+            .register(on: &router)
+        ListController(
+            catalog: stores.catalog, authenticator: management, buckets: Set(configuration.buckets), clock: clock
+        ).register(on: &router)
+        DownloadController(
+            manager: manager, blobs: stores.blobs, keys: KeyRing(configuration.keys),
+            publicBuckets: Set(configuration.publicBuckets), publicBaseURL: configuration.publicBaseURL, clock: clock
         ).register(on: &router)
         OutboxAdminController(outbox: stores.outbox, authenticator: management, clock: clock).register(on: &router)
         BlocksController(
@@ -72,8 +80,9 @@ struct UpRoutes {
     }
 
     /// The routes a web page may call (issue 13 §3): form upload, `put`, v1 blocks, v2 multipart
-    /// and downloads; never management (`/stat`), the outbox admin API or operations.
+    /// and downloads (`/download`, signed `/dl`); never management (`/stat`), the outbox admin API or operations.
     static let browserPaths = [
-        "/", "/put/*", "/putb64/*", "/mkblk/*", "/bput/*", "/mkfile/*", "/rs-mkfile/*", "/buckets/*", "/download/*",
+        "/", "/put/*", "/putb64/*", "/mkblk/*", "/bput/*", "/mkfile/*", "/rs-mkfile/*", "/buckets/*", "/download/*", "/dl/*",
+        "/dl/*",
     ]
 }

@@ -15,6 +15,7 @@ public import ServerShell
 /// | `host`, `port`, `dataDirectory`, `publicBaseURL`, `threads`, connection limits, `cors` | `CommonSettings` (port `9000`, `data/up`) |
 /// | `keys` | required here or in the environment: `[{"accessKey": "...", "secretKey": "..."}]` |
 /// | `buckets` | required: `["demo"]` |
+/// | `publicBuckets` | `[]`: buckets `GET /dl/…` serves without a signed URL (each one of `buckets`) |
 /// | `contextSecret` | none: generated into `<dataDirectory>/ctx-secret` |
 /// | `contextLifetimeSeconds`, `multipartLifetimeSeconds` | `604800` (7 days) |
 /// | `syncEveryChunk` | `false` |
@@ -37,6 +38,7 @@ extension UpServerConfiguration {
         var configuration = UpServerConfiguration(
             host: common.host, port: common.port, dataDirectory: common.dataDirectory,
             publicBaseURL: common.publicBaseURL, keys: keys, buckets: try file.strings("buckets") ?? [],
+            publicBuckets: try file.strings("publicBuckets") ?? [],
             contextSecret: try file.string("contextSecret"),
             contextLifetimeSeconds: try file.integer("contextLifetimeSeconds", as: Int64.self) ?? 7 * 86_400,
             multipartLifetimeSeconds: try file.integer("multipartLifetimeSeconds", as: Int64.self) ?? 7 * 86_400,

@@ -20,6 +20,9 @@ public struct UpServerConfiguration: Sendable {
     public var keys: [String: String]
     /// Buckets that exist; any other is `631 no such bucket`.
     public var buckets: [String]
+    /// Buckets whose objects `GET /dl/<bucket>/<key>` serves without a signed URL; each must be
+    /// one of ``buckets``. Default none: every download needs `?e=…&token=…`.
+    public var publicBuckets: [String]
     /// Secret under which ctx values are authenticated (DESIGN.md: ctx is self-verifying). Nodes
     /// sharing storage must share it. Default none: generated once into `<dataDirectory>/ctx-secret`.
     public var contextSecret: String?
@@ -52,6 +55,7 @@ public struct UpServerConfiguration: Sendable {
         publicBaseURL: String? = nil,
         keys: [String: String],
         buckets: [String],
+        publicBuckets: [String] = [],
         contextSecret: String? = nil,
         contextLifetimeSeconds: Int64 = 7 * 86_400,
         multipartLifetimeSeconds: Int64 = 7 * 86_400,
@@ -67,6 +71,7 @@ public struct UpServerConfiguration: Sendable {
         self.publicBaseURL = publicBaseURL
         self.keys = keys
         self.buckets = buckets
+        self.publicBuckets = publicBuckets
         self.contextSecret = contextSecret
         self.contextLifetimeSeconds = contextLifetimeSeconds
         self.multipartLifetimeSeconds = multipartLifetimeSeconds
@@ -128,6 +133,9 @@ public struct UpServerConfiguration: Sendable {
         }
         guard !buckets.isEmpty, buckets.allSatisfy({ !$0.isEmpty && !$0.contains(":") }) else {
             throw ConfigurationError("buckets must list at least one name, none empty or containing ':'")
+        }
+        if let unknown = publicBuckets.first(where: { !buckets.contains($0) }) {
+            throw ConfigurationError("publicBuckets lists \"\(unknown)\", which is not one of buckets")
         }
         guard contextLifetimeSeconds > 0, multipartLifetimeSeconds > 0 else {
             throw ConfigurationError("context and multipart lifetimes must be > 0")

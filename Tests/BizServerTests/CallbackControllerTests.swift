@@ -2,6 +2,7 @@ import Basics
 import BizServer
 import Foundation
 import HTTPKit
+import Outbox
 import Synchronization
 import TestSupport
 import Testing
@@ -210,10 +211,14 @@ private struct FailingUploadRecordStore: UploadRecordStore {
         var description: String { "SQLITE_FULL: database or disk is full" }
     }
 
-    func record(_ upload: NewUploadRecord, receivedAt: Int64) async throws -> (record: UploadRecord, created: Bool) {
+    func record(
+        _ upload: NewUploadRecord, receivedAt: Int64, webhooks: @escaping @Sendable (UploadRecord) -> [OutboxMessage]
+    ) async throws -> (record: UploadRecord, created: Bool) {
         if failing.isFull.load(ordering: .relaxed) { throw DiskFull() }
-        return try await base.record(upload, receivedAt: receivedAt)
+        return try await base.record(upload, receivedAt: receivedAt, webhooks: webhooks)
     }
+
+    var webhookDeliveries: any OutboxStore { base.webhookDeliveries }
 
     func upload(id: String) async throws -> UploadRecord? { try await base.upload(id: id) }
 

@@ -89,6 +89,14 @@ struct OutboxDeliveryTests {
             event: .succeeded(owner: "a"), action: .refuse(.notClaimant), after: .pending(dueAt: 100), attemptsAfter: 1),
         Row(name: "an outcome after delivery changes nothing", state: .delivered, attempts: 1,
             event: .failed(owner: "a", now: 100), action: .refuse(.notClaimant), after: .delivered, attemptsAfter: 1),
+        Row(name: "an abandoned attempt is dead at once, attempts left or not",
+            state: .claimed(owner: "a", leaseUntil: 130), attempts: 1, event: .abandoned(owner: "a"), action: .record,
+            after: .dead, attemptsAfter: 1),
+        Row(name: "an owner that lost its claim cannot abandon it",
+            state: .claimed(owner: "b", leaseUntil: 160), attempts: 1, event: .abandoned(owner: "a"),
+            action: .refuse(.notClaimant), after: .claimed(owner: "b", leaseUntil: 160), attemptsAfter: 1),
+        Row(name: "an unclaimed message cannot be abandoned", state: .pending(dueAt: 100), attempts: 1,
+            event: .abandoned(owner: "a"), action: .refuse(.notClaimant), after: .pending(dueAt: 100), attemptsAfter: 1),
         // Requeue.
         Row(name: "a dead message is requeued, due now, with a fresh schedule", state: .dead, attempts: 3,
             event: .requeue(now: 200), action: .record, after: .pending(dueAt: 200), attemptsAfter: 0),
@@ -137,5 +145,27 @@ struct OutboxDeliveryTests {
         #expect(schedule.delay(afterAttempt: 11) == 3600)
         #expect(schedule.delay(afterAttempt: 99) == 3600)
         #expect(OutboxDelivery.Schedule(maxAttempts: 0, firstDelay: 5, maxDelay: 10).delay(afterAttempt: 1) == nil)
+    }
+
+    @Test func aListScheduleGivesOneAttemptPerDelayPlusTheFirst() {
+        let schedule = OutboxDelivery.Schedule(retryDelays: [5, 300, 1800])
+        #expect(schedule.maxAttempts == 4)
+        #expect((1...4).map { schedule.delay(afterAttempt: $0) } == [5, 300, 1800, nil])
+        #expect(OutboxDelivery.Schedule(retryDelays: []).delay(afterAttempt: 1) == nil)
+    }
+
+    @Test func jitterStretchesADelayByAtMostItsFraction() {
+        let schedule = OutboxDelivery.Schedule(retryDelays: [300, 0], jitterFraction: 0.1)
+        #expect(schedule.delay(afterAttempt: 1, jitter: 0) == 300)
+        #expect(schedule.delay(afterAttempt: 1, jitter: 0.5) == 315)
+        #expect(schedule.delay(afterAttempt: 1, jitter: 0.999) == 329)
+        #expect(schedule.delay(afterAttempt: 2, jitter: 0.999) == 0)
+        var delivery = OutboxDelivery(state: .claimed(owner: "a", leaseUntil: 130), attempts: 1)
+        #expect(delivery.handle(.failed(owner: "a", now: 100), schedule: schedule, jitter: 0.5) == .record)
+        #expect(delivery.state == .pending(dueAt: 415))
+    }
+
+    @Test func aMessageMayBeBornDueLater() {
+        #expect(OutboxDelivery.born(now: 10, leaseSeconds: 30, claimedBy: nil, delaySeconds: 5).state == .pending(dueAt: 15))
     }
 }

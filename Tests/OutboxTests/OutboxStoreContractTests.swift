@@ -162,6 +162,24 @@ struct OutboxStoreContractTests {
         #expect(try await store.list([.pending], before: nil, limit: 0).isEmpty)
         #expect(try await store.depth() == 5)
     }
+    @Test(arguments: OutboxImplementation.allCases)
+    func anAbandonedAttemptIsDeadAndCountsAreByPhase(_ implementation: OutboxImplementation) async throws {
+        let (store, cleanup) = try implementation.make()
+        defer { cleanup() }
+        let entry = try await store.enqueue(Self.message("m", claimedBy: "a"), now: 100)
+        _ = try await store.enqueue(Self.message("later"), now: 100)
+        _ = try await store.enqueue(OutboxMessage(payload: "delayed", leaseSeconds: 30, delaySeconds: 50), now: 100)
+        var delivery = entry.delivery
+        #expect(delivery.handle(.abandoned(owner: "a"), schedule: Self.schedule) == .record)
+        #expect(try await store.record(entry.id, claimedBy: "a", as: delivery, outcome: .abandoned(reason: "410")))
+        let dead = try #require(try await store.entry(id: entry.id))
+        #expect(dead.delivery == OutboxDelivery(state: .dead, attempts: 1) && dead.lastError == "410")
+        #expect(try await store.count([.dead]) == 1)
+        #expect(try await store.count([.pending, .claimed]) == 2)
+        #expect(try await store.count([]) == 0)
+        #expect(try await store.claimDue(owner: "b", now: 149, limit: 10).map(\.payload) == ["later"])
+        #expect(try await store.claimDue(owner: "b", now: 150, limit: 10).map(\.payload) == ["delayed"])
+    }
 }
 
 /// The SQLite implementation beyond the contract: several connections over one file (several
@@ -234,4 +252,5 @@ struct SQLiteOutboxTests {
             }
         }
     }
+
 }

@@ -22,6 +22,12 @@ struct UpServerConfigurationTests {
         }
     }
 
+    @Test func publicBucketsAreReadAndDefaultToNone() throws {
+        #expect(try UpServerConfiguration.load(json: Data("{\(Self.minimal)}".utf8), environment: [:]).publicBuckets == [])
+        let set = try UpServerConfiguration.load(json: Data(#"{\#(Self.minimal),"publicBuckets":["b"]}"#.utf8), environment: [:])
+        #expect(set.publicBuckets == ["b"])
+    }
+
     @Test func theShippedDevelopmentFileLoadsAndWarnsAboutItsKeys() throws {
         let data = try Data(contentsOf: TestSupport.PythonSDK.repositoryRoot.appending(path: "Config/up-server.json"))
         let configuration = try UpServerConfiguration.load(json: data, environment: [:])
@@ -40,6 +46,8 @@ struct UpServerConfigurationTests {
         (#"{\#(minimal),"callback":{"schem":"qbox"}}"#, #"unknown key "callback.schem" in the configuration (did you mean "callback.scheme"?)"#),
         (#"{\#(minimal),"callback":{"scheme":"plain"}}"#, #""callback.scheme" in the configuration must be "qbox" or "qiniu", got "plain""#),
         (#"{"keys":[{"accessKey":"a"}],"buckets":["b"]}"#, #""keys[0].secretKey" is missing in the configuration"#),
+        (#"{\#(minimal),"publicBuckets":["pics"]}"#, #"publicBuckets lists "pics", which is not one of buckets"#),
+        (#"{\#(minimal),"publicBucket":["b"]}"#, #"unknown key "publicBucket" in the configuration (did you mean "publicBuckets"?)"#),
         (#"{"buckets":["b"]}"#, "no key pair: list \"keys\" in the configuration file or set UPGATE_ACCESS_KEY and UPGATE_SECRET_KEY"),
     ])
     func mistakesAreOneLineNamingTheKey(json: String, message: String) {

@@ -19,6 +19,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 
 import generators as g
+import identity
 import rawhttp
 import security
 from rawhttp import CLOSED, HANG, REFUSED
@@ -69,6 +70,7 @@ class Tally:
         self.server_error_count = 0
         self.hangs = []
         self.auth_bypass = []
+        self.undocumented = []  # answers outside their family's documented set (identity.DOCUMENTED)
         self.crashed = False
         self.crash_context = []
         self.recent = collections.deque(maxlen=20)
@@ -94,6 +96,11 @@ class Tally:
                             "request": _show(data), "response": _show(result.head)})
             if label.startswith("token-refuse/") and result.status is not None and 200 <= result.status < 300:
                 self.auth_bypass.append({"family": label, "request": _show(data), "response": _show(result.head)})
+            allowed = identity.DOCUMENTED.get(label)
+            if allowed is not None and result.status is not None and result.status not in allowed \
+                    and not 500 <= result.status <= 599:  # 5xx are judged by the log (verdict.py)
+                self.undocumented.append({"family": label, "status": result.status, "request": _show(data),
+                                          "response": _show(result.head)})
             if result.outcome == HANG:
                 self.hangs.append({"family": label, "request": _show(data), "seconds": round(result.elapsed, 1)})
 
@@ -104,6 +111,7 @@ class Tally:
             "family_statuses": {f: dict(sorted(c.items(), key=str)) for f, c in sorted(self.family_statuses.items())},
             "server_errors": self.server_errors, "server_error_count": self.server_error_count,
             "auth_bypass": len(self.auth_bypass), "auth_bypass_samples": self.auth_bypass[:10],
+            "undocumented": len(self.undocumented), "undocumented_samples": self.undocumented[:10],
             "hangs": len(self.hangs), "hang_samples": self.hangs[:10], "crashed": self.crashed,
             "crash_context": self.crash_context, "slowest_seconds": round(self.slowest, 2),
         }
@@ -229,7 +237,7 @@ def main():
     report["servers"] = [
         fuzz("up-server", args.up_port, args.up_pid, g.UP_FAMILIES, args.requests, args.seconds, args.workers,
              args.seed, c, args.slow_seconds, args.slow_connections),
-        fuzz("biz-server", args.biz_port, args.biz_pid, g.BIZ_FAMILIES, args.requests, args.seconds, args.workers,
+        fuzz("biz-server", args.biz_port, args.biz_pid, g.BIZ_FAMILIES + identity.FAMILIES, args.requests, args.seconds, args.workers,
              args.seed + 1, c, args.slow_seconds, args.slow_connections),
     ]
     with open(args.out, "w") as f:

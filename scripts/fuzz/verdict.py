@@ -92,10 +92,13 @@ def main():
     bypass = sum(s["auth_bypass"] for s in servers)
     if bypass:
         failed_checks.append({"check": f"{bypass} upload requests with a refused-kind token were accepted (2xx)"})
+    undocumented = sum(s.get("undocumented", 0) for s in servers)
+    if undocumented:
+        failed_checks.append({"check": f"{undocumented} JWT or admin requests got an undocumented status"})
 
     for s in servers:
-        for kind in ("hang_samples", "crash_context", "auth_bypass_samples"):
-            for sample in s[kind][:5]:
+        for kind in ("hang_samples", "crash_context", "auth_bypass_samples", "undocumented_samples"):
+            for sample in s.get(kind, [])[:5]:
                 print(f"fuzz: {s['server']} {kind}: {json.dumps(sample)[:900]}", file=sys.stderr)
     for b in bad5xx[:10]:
         print(f"fuzz: {b['server']} unexpected {b['status']} ({b['why']}, reqid {b['reqid']}): "
@@ -106,7 +109,7 @@ def main():
             print(f"fuzz: {name} error line: {line[:500]}", file=sys.stderr)
 
     print(f"fuzz: security checks: {sum(1 for c in report['security'] if c['ok'])} passed, "
-          f"{len(failed_checks)} failed (refused-kind tokens accepted: {bypass}); secrets in logs: {a.leaks}; "
+          f"{len(failed_checks)} failed (refused-kind tokens accepted: {bypass}, undocumented statuses: {undocumented}); secrets in logs: {a.leaks}; "
           f"\"level\":\"error\" log lines: {errors}")
     slow = {k: sum(s["outcomes"].get("slowloris-" + k, 0) for s in servers)
             for k in ("attempted", "closed-by-server", "ended", "not-connected")}

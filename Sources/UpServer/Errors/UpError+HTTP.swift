@@ -55,6 +55,14 @@ extension UpError.Code {
     /// 612 for a missing object, with the text Qiniu's rs answers `stat` with (§8: 612
     /// "resource missing").
     public static let noSuchFile = Self(status: 612, message: "no such file or directory", name: "no_such_file")
+    /// 416: a download's `Range` starts past the object's end (sent with `Content-Range: bytes */<size>`).
+    public static let rangeNotSatisfiable = Self(
+        status: 416, message: "requested range not satisfiable", name: "range_not_satisfiable")
+    /// 640: a listing `marker` this server did not issue (§8 "bad list marker").
+    public static let badListMarker = Self(status: 640, message: "invalid marker", name: "bad_list_marker")
+    /// 612: `POST /admin/outbox/<id>/requeue` for an id that is not a dead entry.
+    public static let noSuchDeadEntry = Self(
+        status: 612, message: "no such dead outbox entry", name: "no_such_dead_entry")
     /// 599 to a bput taken over by a newer request for the same block: its client gave up on it
     /// (the newer request is typically its retry), so it is no server failure. Same status and
     /// text as ``internalError`` (the SDKs retry 599); a name of its own keeps it out of the error
@@ -64,6 +72,7 @@ extension UpError.Code {
     /// Every row up-server can answer with: UpCore's and the ones above.
     public static let upServerRows: [UpError.Code] = all + [
         routeNotFound, methodNotAllowed, bodyTooLarge, handlerTimedOut, bodyIncomplete, indexUnavailable,
-        notMultipartForm, secondFilePart, fileBeforeToken, noSuchFile, chunkSuperseded,
+        notMultipartForm, secondFilePart, fileBeforeToken, noSuchFile, rangeNotSatisfiable, badListMarker, noSuchDeadEntry,
+        chunkSuperseded,
     ]
 }

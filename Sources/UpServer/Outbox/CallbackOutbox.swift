@@ -66,7 +66,7 @@ struct CallbackOutbox: Sendable {
         defer { inFlight.remove(entry.id) }
         return switch await worker.attempt(entry) {
         case .delivered(let reply): .delivered(reply: Array(reply.utf8))
-        case .failed(let reason): .failed(reason: reason)
+        case .failed(let reason), .abandoned(let reason): .failed(reason: reason)
         }
     }
 

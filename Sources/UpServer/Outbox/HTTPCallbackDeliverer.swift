@@ -81,7 +81,7 @@ struct HTTPCallbackDeliverer: CallbackDelivering {
                 let why = response.status == 200 ? "reply is not JSON" : "status \(response.status)"
                 failures.append("callback url \(shownURL): \(why)")
             } catch let error as TransportError {
-                failures.append("callback url \(shownURL): \(Self.describe(error))")
+                failures.append("callback url \(shownURL): \(error.summary)")
             } catch {
                 failures.append("callback url \(shownURL): request failed")
             }
@@ -131,17 +131,5 @@ struct HTTPCallbackDeliverer: CallbackDelivering {
         if parts.count == 2, let mac = keys.mac(for: parts[1]) { return (scheme, String(parts[1]), mac) }
         guard let first = keys.accessKeys.first, let mac = keys.mac(for: first) else { return nil }
         return (scheme, first, mac)
-    }
-
-    /// A short, secret-free description of a transport failure for the 579 body and the outbox.
-    static func describe(_ error: TransportError) -> String {
-        switch error.kind {
-        case .connect: "connection failed"
-        case .timeout: "timeout"
-        case .cancelled: "cancelled"
-        case .tooLarge: "reply too large"
-        case .invalidRequest: "invalid url"
-        case .io, .other: "request failed"
-        }
     }
 }

@@ -10,6 +10,10 @@ import UpCore
 /// (`claimed`, listed with its owner and lease); `claimed` alone; `delivered`; `dead` — given up
 /// on after the last attempt, kept for this view (`failed` is accepted as its older name). The
 /// default is `pending`. URLs are shown without their query (it may carry a token); bodies never.
+///
+/// `POST /admin/outbox/<id>/requeue` moves a dead entry back to pending, due now, with a fresh
+/// retry schedule (the retrier delivers it at its next poll) and answers the entry as listed;
+/// `612 no such dead outbox entry` when `id` is unknown or not dead, 400 when it is not a number.
 struct OutboxAdminController: Sendable {
     /// Largest page.
     static let maxListLimit = 1000
@@ -18,9 +22,22 @@ struct OutboxAdminController: Sendable {
     let authenticator: ManagementAuthenticator
     let clock: any WallClock
 
-    /// Adds the route.
+    /// Adds the routes.
     func register(on router: inout UpRouter) {
         router.get("/admin/outbox") { request, _ in try await self.list(request) }
+        router.post("/admin/outbox/:id/requeue") { request, _ in try await self.requeue(request) }
+    }
+
+    /// The re-queue request.
+    func requeue(_ request: Request) async throws -> Response {
+        _ = try authenticator.authenticate(request, now: clock.unixSeconds)
+        guard let text = request.parameters["id"], let id = Int64(text), id > 0 else {
+            throw UpError(.badRequest, detail: "outbox id must be a positive number")
+        }
+        guard let entry = try await outbox.requeue(id, now: clock.unixSeconds) else {
+            throw UpError(.noSuchDeadEntry, detail: "outbox entry \(id)")
+        }
+        return Response.json(raw: Self.json(for: entry).serializedBytes(), headers: ["Cache-Control": "no-store"])
     }
 
     /// What a `state` parameter lists, and the name the answer gives it.

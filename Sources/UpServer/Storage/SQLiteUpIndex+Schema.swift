@@ -6,7 +6,7 @@ extension SQLiteUpIndex {
     /// Times are Unix seconds. Blob ids are the 32-hex `BlobID` text. Object segments have a
     /// table of their own (not a JSON column) so "is this blob part of any object?" — asked on
     /// every replace, delete and sweep — is an index lookup (`segments_blob`).
-    static let migrations = [schemaV1, callbackOutboxV2, completionOutboxV3]
+    static let migrations = [schemaV1, callbackOutboxV2, completionOutboxV3, lifecycleV4]
 
     /// The first schema: blocks, objects and their segments, completions, uploads and parts, and
     /// the first outbox (replaced by migration 2).
@@ -126,4 +126,11 @@ extension SQLiteUpIndex {
     /// that entry instead of delivering it a second time. Older rows keep NULL (their repeat
     /// delivers beside the entry, as before).
     static let completionOutboxV3 = "ALTER TABLE completions ADD COLUMN outbox_id INTEGER;"
+
+    /// Migration 4: the lifecycle sweep finds expired objects through an index on the same
+    /// expression its query uses (`SQLiteUpIndex+Catalog.swift`), over rows with a rule only.
+    static let lifecycleV4 = """
+        CREATE INDEX objects_expiry ON objects ((put_time + delete_after_days * 86400))
+            WHERE delete_after_days IS NOT NULL;
+        """
 }

@@ -15,4 +15,25 @@ public protocol SweepIndex: Sendable {
 
     /// Every blob named by any object, block or part (the orphan sweep keeps these).
     func knownBlobs() async throws -> Set<BlobID>
+
+    /// Deletes, in one transaction, at most `limit` objects whose lifecycle rule has run out
+    /// (`StoredObject.expiresAt <= now`), oldest expiry first.
+    ///
+    /// - Returns: The deleted names and the blobs nothing references any more (a blob shared
+    ///   with a copy that lives on is kept): remove those from the `BlockStore` afterwards.
+    func deleteExpiredObjects(now: Int64, limit: Int) async throws -> ExpiredObjects
+}
+
+/// What `SweepIndex.deleteExpiredObjects(now:limit:)` deleted.
+public struct ExpiredObjects: Sendable, Equatable {
+    /// The objects deleted, in expiry order.
+    public var names: [ObjectName]
+    /// Blobs no row names any more.
+    public var blobs: [BlobID]
+
+    /// Creates a result.
+    public init(names: [ObjectName] = [], blobs: [BlobID] = []) {
+        self.names = names
+        self.blobs = blobs
+    }
 }

@@ -15,6 +15,8 @@ public struct UpStores: Sendable {
     public var uploads: any MultipartIndex
     /// Objects and completion records.
     public var objects: any ObjectIndex
+    /// Listing, copying and changing objects (the management API).
+    public var catalog: any ObjectCatalog
     /// What garbage collection needs.
     public var sweep: any SweepIndex
     /// The callback outbox (in the objects' database: an entry is written with its object).
@@ -23,21 +25,23 @@ public struct UpStores: Sendable {
     /// Stores from separate implementations per role.
     public init(
         blobs: any BlockStore, blocks: any BlockIndex, uploads: any MultipartIndex, objects: any ObjectIndex,
-        sweep: any SweepIndex, outbox: any OutboxStore
+        catalog: any ObjectCatalog, sweep: any SweepIndex, outbox: any OutboxStore
     ) {
         self.blobs = blobs
         self.blocks = blocks
         self.uploads = uploads
         self.objects = objects
+        self.catalog = catalog
         self.sweep = sweep
         self.outbox = outbox
     }
 
     /// Every index role from `index`, with its `outbox` and the `blobs`.
     public init(
-        blobs: any BlockStore, index: some BlockIndex & MultipartIndex & ObjectIndex & SweepIndex,
+        blobs: any BlockStore, index: some BlockIndex & MultipartIndex & ObjectIndex & ObjectCatalog & SweepIndex,
         outbox: any OutboxStore
     ) {
-        self.init(blobs: blobs, blocks: index, uploads: index, objects: index, sweep: index, outbox: outbox)
+        self.init(
+            blobs: blobs, blocks: index, uploads: index, objects: index, catalog: index, sweep: index, outbox: outbox)
     }
 }

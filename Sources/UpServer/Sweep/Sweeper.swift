@@ -31,6 +31,27 @@ public struct Sweeper: Sendable {
         return plan
     }
 
+    /// Most objects one lifecycle transaction deletes; a pass repeats until fewer are due.
+    public static let lifecycleBatch = 500
+
+    /// Deletes every object whose `deleteAfterDays` ran out by `now` (Qiniu's lifecycle rule),
+    /// in batches, then the blobs no other object shares (a copy keeps them alive).
+    ///
+    /// - Returns: The objects deleted and the blobs removed.
+    /// - Throws: The index's or the store's errors; what a store error leaves behind is an
+    ///   orphan for a later pass, never a row naming a missing blob.
+    @discardableResult
+    public func sweepExpiredObjects(now: Int64) async throws -> ExpiredObjects {
+        var total = ExpiredObjects()
+        while true {
+            let batch = try await index.deleteExpiredObjects(now: now, limit: Self.lifecycleBatch)
+            try await store.remove(batch.blobs)
+            total.names += batch.names
+            total.blobs += batch.blobs
+            if batch.names.count < Self.lifecycleBatch { return total }
+        }
+    }
+
     /// Blobs on disk that no row names. Pure: the caller lists both sides.
     ///
     /// A blob is created before its row is inserted, so a just-created blob looks orphaned for a

@@ -1,7 +1,8 @@
 import Basics
 
 /// Runs the garbage collector (`Sweeper`) every `sweepIntervalSeconds`: expired v1 blocks, v2
-/// uploads and their parts, and stale completion records go, then their blobs.
+/// uploads and their parts, and stale completion records go, then their blobs; then objects
+/// whose `deleteAfterDays` ran out (the lifecycle rule), with the blobs no copy shares.
 final class SweeperTask: Sendable {
     private let sweeper: Sweeper
     private let metrics: UpMetrics
@@ -31,7 +32,7 @@ final class SweeperTask: Sendable {
     /// One sweep at `now`; errors are logged (the next pass retries; leftover blobs are orphans
     /// for the orphan sweep).
     ///
-    /// - Returns: Blocks plus uploads removed, or 0 after an error.
+    /// - Returns: Blocks, uploads and expired objects removed, or 0 after an error.
     @discardableResult
     func runOnce(now: Int64) async -> Int {
         do {
@@ -44,7 +45,13 @@ final class SweeperTask: Sendable {
                     "blobs": .int(Int64(plan.blobs.count)),
                 ])
             }
-            return removed
+            let expired = try await sweeper.sweepExpiredObjects(now: now)
+            if !expired.names.isEmpty {
+                logger.info("sweep: deleted objects past deleteAfterDays", [
+                    "objects": .int(Int64(expired.names.count)), "blobs": .int(Int64(expired.blobs.count)),
+                ])
+            }
+            return removed + expired.names.count
         } catch {
             logger.error("sweep failed", ["error": .string("\(error)")])
             return 0

@@ -10,7 +10,7 @@ import UpCore
 
 /// Every index role, and the outbox, failing every call with an error no layer knows: what a
 /// bug, a corrupt row or a lost database connection looks like to the handlers.
-final class BrokenIndex: BlockIndex, ObjectIndex, MultipartIndex, SweepIndex, OutboxStore {
+final class BrokenIndex: BlockIndex, ObjectIndex, ObjectCatalog, MultipartIndex, SweepIndex, OutboxStore {
     struct Broken: Error {}
 
     func createBlock(_: BlobID, blockSize: Int64, received: Int64, crc32: UInt32, sha1: [UInt8]?, expiresAt: Int64, createdAt: Int64) async throws -> BlockRecord { throw Broken() }
@@ -31,6 +31,10 @@ final class BrokenIndex: BlockIndex, ObjectIndex, MultipartIndex, SweepIndex, Ou
     func retireUpload(_: String, recording: Completion) async throws -> [BlobID] { throw Broken() }
     func sweepExpired(now: Int64) async throws -> SweepPlan { throw Broken() }
     func knownBlobs() async throws -> Set<BlobID> { throw Broken() }
+    func deleteExpiredObjects(now: Int64, limit: Int) async throws -> ExpiredObjects { throw Broken() }
+    func listObjects(bucket: String, from: String, below: String?, limit: Int) async throws -> [StoredObject] { throw Broken() }
+    func copyObject(from: ObjectName, to: ObjectName, mode: PutMode, putTime: Int64?, removeSource: Bool) async throws -> [BlobID]? { throw Broken() }
+    func changeObject(_: ObjectName, _: ObjectChange) async throws -> StoredObject? { throw Broken() }
     func enqueue(_: OutboxMessage, now: Int64) async throws -> OutboxEntry { throw Broken() }
     func claimDue(owner: String, now: Int64, limit: Int) async throws -> [OutboxEntry] { throw Broken() }
     func expedite(_: Int64, owner: String, now: Int64) async throws -> OutboxEntry? { throw Broken() }
@@ -58,7 +62,7 @@ struct UpErrorBoundaryTests {
         let server = UpServer(
             configuration: configuration,
             stores: UpStores(
-                blobs: InMemoryBlockStore(), blocks: broken, uploads: broken, objects: broken, sweep: broken,
+                blobs: InMemoryBlockStore(), blocks: broken, uploads: broken, objects: broken, catalog: broken, sweep: broken,
                 outbox: broken),
             callbacks: ScriptedCallbacks(), contextSecret: Array(Self.secret.utf8), clock: clock,
             logger: Logger(label: "up-test", sink: logs), metrics: Metrics())

@@ -23,7 +23,10 @@ struct ManagementControllerTests {
     }
 
     /// Puts `pieces` as one object of several segments, as mkfile would.
-    func put(_ harness: UpServerHarness, key: String, pieces: [[UInt8]], metadata: [String: String] = [:]) async throws {
+    func put(
+        _ harness: UpServerHarness, key: String, pieces: [[UInt8]], metadata: [String: String] = [:],
+        bucket: String = UpServerHarness.bucket
+    ) async throws {
         var segments: [Segment] = []
         for piece in pieces {
             let blob = try harness.store.create()
@@ -32,7 +35,7 @@ struct ManagementControllerTests {
         }
         let size = Int64(pieces.reduce(0) { $0 + $1.count })
         let object = StoredObject(
-            bucket: UpServerHarness.bucket, key: key, etag: "Fetag", fsize: size, mimeType: "text/plain",
+            bucket: bucket, key: key, etag: "Fetag", fsize: size, mimeType: "text/plain",
             segments: segments, metadata: metadata, putTime: harness.now, fileType: 1)
         _ = try await harness.index.putObject(object, mode: .replace, completion: nil, callback: nil)
     }

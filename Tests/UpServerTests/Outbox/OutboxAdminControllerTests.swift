@@ -62,4 +62,28 @@ struct OutboxAdminControllerTests {
         }
         #expect(await harness.send(.get, "/admin/outbox").status == 401)
     }
+
+    @Test func aDeadEntryIsRequeuedAndDeliveredByTheRetrier() async throws {
+        let harness = UpServerHarness()
+        let entry = try await enqueue(harness, key: "gave-up", claimedBy: "up-a")
+        #expect(try await harness.index.outbox.record(
+            entry.id, claimedBy: "up-a", as: OutboxDelivery(state: .dead, attempts: 13), outcome: .failed(reason: "down")))
+        let target = "/admin/outbox/\(entry.id)/requeue"
+        let auth = QBoxSignature.sign(target: target, body: [], contentType: nil, accessKey: UpServerHarness.accessKey, mac: mac)
+        #expect(await harness.send(.post, target).status == 401)
+        let requeued = await harness.send(.post, target, headers: ["Authorization": auth])
+        #expect(requeued.status == 200)
+        #expect(requeued.json["state"] as? String == "pending" && requeued.json["nextAttemptAt"] as? Int == Int(harness.now))
+        let dead = await get(harness, "/admin/outbox?state=dead")
+        #expect((dead.json["items"] as? [Any])?.isEmpty == true)
+        let again = await harness.send(.post, target, headers: ["Authorization": auth])
+        #expect(again.status == 612 && again.errorText == "no such dead outbox entry")
+        let bad = "/admin/outbox/x/requeue"
+        let badAuth = QBoxSignature.sign(target: bad, body: [], contentType: nil, accessKey: UpServerHarness.accessKey, mac: mac)
+        #expect(await harness.send(.post, bad, headers: ["Authorization": badAuth]).status == 400)
+        // The retrier's next pass delivers it.
+        _ = await harness.server.retrier.runOnce()
+        #expect(harness.callbacks.sent.count == 1)
+        #expect(try await harness.index.outbox.entry(id: entry.id)?.delivery.state.phase == .delivered)
+    }
 }

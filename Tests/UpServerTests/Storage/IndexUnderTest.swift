@@ -7,7 +7,7 @@ import TestSupport
 
 /// Every index role at once, and the callback outbox in the same database: what the contract
 /// suites drive (each suite only calls its own role's methods, plus the outbox to look).
-protocol IndexUnderTest: BlockIndex, MultipartIndex, ObjectIndex, SweepIndex {
+protocol IndexUnderTest: BlockIndex, MultipartIndex, ObjectIndex, ObjectCatalog, SweepIndex {
     /// The callback outbox the objects' callbacks are written to.
     var callbackOutbox: any OutboxStore { get }
 }

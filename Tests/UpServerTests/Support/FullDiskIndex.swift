@@ -31,7 +31,7 @@ final class FullDiskIndex: BlockIndex, ObjectIndex, MultipartIndex, SweepIndex {
 
     /// The stores of an up-server over this index.
     func stores(blobs: any BlockStore) -> UpStores {
-        UpStores(blobs: blobs, blocks: self, uploads: self, objects: self, sweep: self, outbox: outbox)
+        UpStores(blobs: blobs, blocks: self, uploads: self, objects: self, catalog: base, sweep: self, outbox: outbox)
     }
 
     private func check(_ write: Write) throws { try space.check(write) }
@@ -116,6 +116,9 @@ final class FullDiskIndex: BlockIndex, ObjectIndex, MultipartIndex, SweepIndex {
     }
 
     func knownBlobs() async throws -> Set<BlobID> { await base.knownBlobs() }
+    func deleteExpiredObjects(now: Int64, limit: Int) async throws -> ExpiredObjects {
+        await base.deleteExpiredObjects(now: now, limit: limit)
+    }
 }
 
 /// Which writes find the disk full, and how many did.
