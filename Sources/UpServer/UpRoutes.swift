@@ -83,6 +83,5 @@ struct UpRoutes {
     /// and downloads (`/download`, signed `/dl`); never management (`/stat`), the outbox admin API or operations.
     static let browserPaths = [
         "/", "/put/*", "/putb64/*", "/mkblk/*", "/bput/*", "/mkfile/*", "/rs-mkfile/*", "/buckets/*", "/download/*", "/dl/*",
-        "/dl/*",
     ]
 }
