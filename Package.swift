@@ -72,6 +72,8 @@ let package = Package(
                 "UpCore", "HTTPKit", "HTTPTransport", "ServerShell", "NativeStore", "NativeOS", "NativeCrypto", "Basics",
                 "Outbox",
             ],
+            // The upload page and upgate.js (issue 13), served by WebPageController.
+            resources: [.copy("Web")],
             swiftSettings: safeOnly
         ),
         .target(

@@ -17,6 +17,7 @@ import UpCore
 ///
 /// Endpoints (documented in `Config/openapi/biz-server.json`): `POST /v1/uptoken`,
 /// `POST /v1/callback`, `GET /v1/uploads`, `GET /v1/uploads/:id`, `GET /healthz`, `GET /metrics`,
+/// the upload page `GET /` with `GET /upgate.js`,
 /// the admin API `GET|POST /v1/admin/keys`, `DELETE /v1/admin/keys/:id`, and the webhook admin
 /// endpoints under `/v1/admin/webhooks/`. Each newly recorded upload is announced to the
 /// configured `webhooks` (Standard Webhooks, durable deliveries sent by a background loop).
@@ -158,6 +159,7 @@ public final class BizServer: HostedService {
             webhooks: { [webhooks = parts.webhooks] in webhooks.messages(for: $0) }
         ).register(on: &router)
         UploadsController(clients: clients, store: parts.store, metrics: parts.metrics).register(on: &router)
+        WebPageController().register(on: &router)
         let store = parts.store
         let metrics = parts.metrics
         OperationsRoutes(
@@ -180,6 +182,8 @@ public final class BizServer: HostedService {
             manager: APIKeyManager(store: parts.keys, clients: configuration.clients), live: parts.liveKeys,
             clock: parts.clock
         ).register(on: &router)
+        // A web app on another origin asks for tokens and manages keys (issue 11 §3).
+        router.use(CORSMiddleware(configuration.cors, paths: ["/v1/uptoken", "/v1/admin/*"]))
         return router
     }
 

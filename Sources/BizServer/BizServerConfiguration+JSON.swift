@@ -13,7 +13,7 @@ public import ServerShell
 ///
 /// | key | default |
 /// |---|---|
-/// | `host`, `port`, `dataDirectory`, `publicBaseURL`, `threads`, connection limits | `CommonSettings` (port `8080`, `data/biz`) |
+/// | `host`, `port`, `dataDirectory`, `publicBaseURL`, `threads`, connection limits, `cors` | `CommonSettings` (port `8080`, `data/biz`) |
 /// | `accessKey`, `secretKey` | required here or in the environment |
 /// | `upHosts` | `["http://127.0.0.1:9000"]` |
 /// | `rateLimit` | `{"tokensPerSecond": 10, "burst": 20}` |
@@ -64,6 +64,7 @@ extension BizServerConfiguration {
                 requireSignedDate: try replay?.bool("requireSignedDate") ?? false),
             durableWrites: try file.bool("durableWrites") ?? true,
             threads: common.threads, connections: common.connections)
+        configuration.cors = common.cors
         try configuration.apply(environment: environment)
         try configuration.readJWT(try file.object("jwt"), perUser: perUser, environment: environment)
         try configuration.readAccess(file, environment: environment)

@@ -38,6 +38,9 @@ public struct BizServerConfiguration: Sendable {
     /// address (slow-loris defences). JSON keys `maxConnections`, `headerTimeoutSeconds`,
     /// `maxConnectionsPerAddress`.
     public var connections: ConnectionLimits
+    /// The web origins allowed to call this server from a browser (`cors.allowedOrigins`);
+    /// none by default (CORS off). Applied by `CORSMiddleware`; a reload applies a new list.
+    public var cors: CORSPolicy = .off
     /// End users authenticated by the app's own JWTs; none by default (see `JWTConfiguration`).
     public var jwt: JWTConfiguration? = nil
     /// Who may use the admin API and how client addresses are found and limited (issue 11 §3);

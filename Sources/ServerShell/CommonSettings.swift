@@ -11,6 +11,7 @@ public import HTTPKit
 /// | `publicBaseURL` | none: `http://<host>:<bound port>` |
 /// | `threads` | `0` (= one HTTP worker thread per core) |
 /// | `maxConnections`, `headerTimeoutSeconds`, `maxConnectionsPerAddress` | `4096`, `30`, `0` (no limit): ``ConnectionLimits`` |
+/// | `cors` | `{"allowedOrigins": []}` (off): the web origins allowed to call the server from a browser, ``CORSPolicy`` |
 public struct CommonSettings: Sendable {
     /// `host`.
     public var host: String
@@ -24,13 +25,15 @@ public struct CommonSettings: Sendable {
     public var threads: Int
     /// `maxConnections`, `headerTimeoutSeconds`, `maxConnectionsPerAddress`.
     public var connections: ConnectionLimits
+    /// `cors.allowedOrigins`.
+    public var cors: CORSPolicy = .off
 
     /// Reads the common keys of `file`, with the server's own defaults for the port and the
     /// data directory.
     public static func read(
         _ file: ConfigurationObject, defaultPort: UInt16, defaultDataDirectory: String
     ) throws(ConfigurationError) -> CommonSettings {
-        CommonSettings(
+        var settings = CommonSettings(
             host: try file.string("host") ?? "127.0.0.1",
             port: try file.integer("port", as: UInt16.self) ?? defaultPort,
             dataDirectory: try file.string("dataDirectory") ?? defaultDataDirectory,
@@ -40,5 +43,11 @@ public struct CommonSettings: Sendable {
                 maxConnections: try file.integer("maxConnections") ?? 4096,
                 headerTimeoutSeconds: try file.integer("headerTimeoutSeconds") ?? 30,
                 maxConnectionsPerAddress: try file.integer("maxConnectionsPerAddress") ?? 0))
+        if let cors = try file.object("cors") {
+            let origins = try cors.strings("allowedOrigins") ?? []
+            if let problem = CORSPolicy.problem(in: origins) { throw cors.invalid("allowedOrigins", problem) }
+            settings.cors = CORSPolicy(allowedOrigins: origins)
+        }
+        return settings
     }
 }

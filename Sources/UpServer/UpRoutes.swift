@@ -75,6 +75,13 @@ struct UpRoutes {
             unavailable: UpError.Code.indexUnavailable.message, registry: metrics.registry,
             refresh: { if let depth = try? await outbox.depth() { metrics.outboxDepth.set(Double(depth)) } }
         ).register(on: &routes)
+        routes.use(CORSMiddleware(configuration.cors, paths: Self.browserPaths))
         return routes
     }
+
+    /// The routes a web page may call (issue 13 §3): form upload, `put`, v1 blocks, v2 multipart
+    /// and downloads (`/download`, signed `/dl`); never management (`/stat`), the outbox admin API or operations.
+    static let browserPaths = [
+        "/", "/put/*", "/putb64/*", "/mkblk/*", "/bput/*", "/mkfile/*", "/rs-mkfile/*", "/buckets/*", "/download/*", "/dl/*",
+    ]
 }

@@ -112,13 +112,14 @@ public final class UpServer: HostedService {
     public func shutdown() async { await host.shutdown() }
 
     /// Applies a reloaded configuration: the key pairs (tokens, management and callback
-    /// signatures), the buckets and the public buckets take effect for the next request; every other setting waits
+    /// signatures), the buckets, the public buckets and `cors` take effect for the next request; every other setting waits
     /// for a restart.
     public func reload(_ configuration: UpServerConfiguration) throws(ConfigurationError) -> ReloadSummary {
         let (restart, applied) = current.withLock { state -> ([String], UpServerConfiguration) in
             let restart = state.restartOnlyDifferences(to: configuration)
             state.keys = configuration.keys
             state.buckets = configuration.buckets
+            state.cors = configuration.cors
             state.publicBuckets = configuration.publicBuckets
             return (restart, state)
         }

@@ -12,7 +12,7 @@ public import ServerShell
 ///
 /// | key | default |
 /// |---|---|
-/// | `host`, `port`, `dataDirectory`, `publicBaseURL`, `threads`, connection limits | `CommonSettings` (port `9000`, `data/up`) |
+/// | `host`, `port`, `dataDirectory`, `publicBaseURL`, `threads`, connection limits, `cors` | `CommonSettings` (port `9000`, `data/up`) |
 /// | `keys` | required here or in the environment: `[{"accessKey": "...", "secretKey": "..."}]` |
 /// | `buckets` | required: `["demo"]` |
 /// | `publicBuckets` | `[]`: buckets `GET /dl/…` serves without a signed URL (each one of `buckets`) |
@@ -51,6 +51,7 @@ extension UpServerConfiguration {
                 retryMaxDelaySeconds: try callback?.integer("retryMaxDelaySeconds", as: Int64.self) ?? 3600),
             sweepIntervalSeconds: try file.integer("sweepIntervalSeconds", as: Int64.self) ?? 300,
             threads: common.threads, connections: common.connections)
+        configuration.cors = common.cors
         if let pair = try KeyPairVariables.read(environment) { configuration.keys = [pair.accessKey: pair.secretKey] }
         if let value = environment["UPGATE_UP_PUBLIC_BASE_URL"], !value.isEmpty { configuration.publicBaseURL = value }
         if let value = environment["UPGATE_CTX_SECRET"], !value.isEmpty { configuration.contextSecret = value }

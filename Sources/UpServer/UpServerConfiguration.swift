@@ -43,6 +43,9 @@ public struct UpServerConfiguration: Sendable {
     /// The slow-loris defences (JSON keys as in `CommonSettings`); default 4096 connections, a
     /// 30 s request-head deadline, no per-address limit.
     public var connections: ConnectionLimits
+    /// The web origins allowed to call this server from a browser (`cors.allowedOrigins`);
+    /// none by default (CORS off). Applied by `CORSMiddleware`; a reload applies a new list.
+    public var cors: CORSPolicy = .off
 
     /// Creates a configuration; every parameter has the documented default.
     public init(

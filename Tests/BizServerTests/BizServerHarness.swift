@@ -30,7 +30,8 @@ struct BizServerHarness {
         jwt: JWTConfiguration? = nil,
         access: BizServerConfiguration.Access = .init(
             adminTokenSHA256: BizServerConfiguration.apiKeyHash(BizServerHarness.adminToken)),
-        wrapStore: (InMemoryUploadRecordStore) -> any UploadRecordStore = { $0 }
+        wrapStore: (InMemoryUploadRecordStore) -> any UploadRecordStore = { $0 },
+        cors: CORSPolicy = .off
     ) {
         var demoClient = BizServerConfiguration.Client(
             id: "demo", apiKeySHA256: BizServerConfiguration.apiKeyHash(Self.demoKey), bucket: "demo",
@@ -44,6 +45,7 @@ struct BizServerHarness {
             rateLimit: rateLimit, replay: replay)
         configuration.jwt = jwt
         configuration.access = access
+        configuration.cors = cors
         store = InMemoryUploadRecordStore()
         keys = InMemoryAPIKeyStore()
         clock = ManualClock(1_900_000_000)
