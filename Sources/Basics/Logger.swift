@@ -69,7 +69,7 @@ public struct Logger: Sendable {
         guard level >= minimumLevel else { return }
         var line = start(level, message)
         for (key, value) in fields { Self.append(key, value, to: &line) }
-        finish(&line)
+        finish(&line, urgent: level >= .warning)
     }
 
     /// Writes a line at `level` with `fields` followed by `more` (fields gathered at run time,
@@ -81,7 +81,7 @@ public struct Logger: Sendable {
         var line = start(level, message)
         for (key, value) in fields { Self.append(key, value, to: &line) }
         for (key, value) in more { Self.append(key, value, to: &line) }
-        finish(&line)
+        finish(&line, urgent: level >= .warning)
     }
 
     /// `{"ts":…,"level":…,"logger":…,"msg":…`, built as UTF-8 bytes.
@@ -99,9 +99,9 @@ public struct Logger: Sendable {
         return line
     }
 
-    private func finish(_ line: inout [UInt8]) {
+    private func finish(_ line: inout [UInt8], urgent: Bool) {
         line.append(contentsOf: "}\n".utf8)
-        sink.write(line)
+        sink.write(line, urgent: urgent)
     }
 
     private static func append(_ key: String, _ value: Value, to line: inout [UInt8]) {
@@ -131,32 +131,4 @@ public struct Logger: Sendable {
     }
     /// Logs at `.error`.
     public func error(_ message: String, _ fields: KeyValuePairs<String, Value> = [:]) { log(.error, message, fields) }
-}
-
-/// Where log lines go. `standardError` for processes; `memory` for tests that read the log back.
-public final class LogSink: Sendable {
-    private let capturing: Bool
-    private let lines = Mutex<[String]>([])
-
-    private init(capturing: Bool) { self.capturing = capturing }
-
-    /// Writes each line to standard error in one `write` call, so concurrent lines never interleave.
-    public static let standardError = LogSink(capturing: false)
-
-    /// A sink that keeps lines in memory; read them with ``capturedLines``.
-    public static func memory() -> LogSink { LogSink(capturing: true) }
-
-    /// The lines written so far (memory sinks only; empty otherwise).
-    public var capturedLines: [String] { lines.withLock { $0 } }
-
-    /// Writes one complete line (UTF-8, ending in a newline) in one call; nothing is buffered
-    /// across lines, so a line written is never lost to a crash later on.
-    func write(_ line: [UInt8]) {
-        if capturing {
-            let text = String(decoding: line, as: UTF8.self)
-            lines.withLock { $0.append(text) }
-        } else {
-            FileHandle.standardError.write(Data(line))
-        }
-    }
 }

@@ -35,27 +35,34 @@ extension ServiceHost {
         case .run(let parsed):
             command = parsed
         }
-        let logger = Logger(label: name, minimumLevel: command.logLevel)
+        // Batched: one write per up to 64 lines or 100 ms instead of one per request; flushed
+        // before a failure's line below and by `exit` (LogSink.batchedStandardError).
+        let sink = LogSink.batchedStandardError()
+        let logger = Logger(label: name, minimumLevel: command.logLevel, sink: sink)
+        func fail(_ message: String, status: Int32) -> Never {
+            sink.flush()
+            command.fail(message, status: status)
+        }
         let configuration: Service.Configuration
         do {
             configuration = try load(Service.Configuration.self, command: command, environment: environment)
             try createDataDirectory(configuration.dataDirectory)
         } catch {
-            command.fail(error.description, status: 78)
+            fail(error.description, status: 78)
         }
         let opened: Service
         do {
             opened = try Service.open(configuration: configuration, logger: logger)
         } catch let error as ConfigurationError {
-            command.fail(error.description, status: 78)
+            fail(error.description, status: 78)
         } catch {
-            command.fail("cannot open the data directory \(configuration.dataDirectory): \(error)", status: 1)
+            fail("cannot open the data directory \(configuration.dataDirectory): \(error)", status: 1)
         }
         for warning in configuration.warnings { warning.log(to: logger) }
         do {
             try await opened.prepare()
         } catch {
-            command.fail("cannot start: \(error)", status: 1)
+            fail("cannot start: \(error)", status: 1)
         }
         let running = RunningConfiguration(configuration)
         do throws(HTTPServer.StartError) {
@@ -63,7 +70,7 @@ extension ServiceHost {
                 reload(opened, command: command, environment: environment, running: running, logger: logger)
             }
         } catch {
-            command.fail(error.description, status: 78)
+            fail(error.description, status: 78)
         }
         exit(0)
     }

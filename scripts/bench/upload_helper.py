@@ -10,13 +10,18 @@
     upload_helper.py sdk --up URL --key K --file F put_file v1 (the SDK's defaults: 3 threads,
                                                    4 MiB blocks); prints "<seconds> <hash>"
     upload_helper.py stat --up URL --key K         GET /stat with a QBox token; prints "<fsize> <hash>"
+    upload_helper.py floor FILE                    the hash floor: CPU seconds of SHA-1 (OpenSSL, via
+                                                   hashlib) + CRC-32 (zlib) over FILE in one pass of
+                                                   4 MiB reads; prints "<cpu seconds>"
 
 AK/SK are the development pair of Config/up-server.json.
 """
+import hashlib
 import os
 import sys
 import time
 import warnings
+import zlib
 
 from qiniu import Region, put_file
 
@@ -42,6 +47,21 @@ def etag_of_pieces(paths):
         if os.path.getsize(path) != 4 << 20:
             die(f"{path} has {os.path.getsize(path)} bytes, not 4 MiB")
     return h.etag_of_files(paths)
+
+
+def hash_floor(path):
+    """CPU seconds spent hashing PATH the way both ends of an upload must: SHA-1 per 4 MiB block
+    (the etag) and CRC-32 of every byte, from one read of each block into a reused buffer."""
+    if type(hashlib.sha1()).__module__ != "_hashlib":   # _hashlib is the OpenSSL binding
+        die("hashlib.sha1 is not OpenSSL's here")
+    buffer = bytearray(4 << 20)
+    view = memoryview(buffer)
+    start = time.process_time()
+    with open(path, "rb", buffering=0) as f:
+        while n := f.readinto(buffer):
+            hashlib.sha1(view[:n]).digest()
+            zlib.crc32(view[:n])
+    return time.process_time() - start
 
 
 def main():
@@ -75,6 +95,8 @@ def main():
         if status != 200:
             die(f"stat: {status}")
         print(f"{body['fsize']} {body['hash']}")
+    elif command == "floor":
+        print(f"{hash_floor(args[0]):.3f}")
     else:
         die(f"unknown command {command}")
 
