@@ -53,7 +53,7 @@ let package = Package(
         .target(name: "UpCore", dependencies: ["NativeCrypto"], swiftSettings: safeOnly),
         .target(name: "HTTPKit", dependencies: ["NativeHTTP", "NativeOS", "Basics"], swiftSettings: safeOnly),
         // One durable delivery machine and store role for both servers (DESIGN.md "Round 2").
-        .target(name: "Outbox", dependencies: ["Basics", "NativeStore"], swiftSettings: safeOnly),
+        .target(name: "Outbox", dependencies: ["Basics", "NativeStore", "NativePostgres"], swiftSettings: safeOnly),
         .target(name: "HTTPTransport", dependencies: ["NativeCurl", "Basics"], swiftSettings: safeOnly),
         // The one server shell: configuration files, command line, listen/signals/drain/stop.
         .target(name: "ServerShell", dependencies: ["HTTPKit", "NativeOS", "UpCore", "Basics"], swiftSettings: safeOnly),
@@ -68,7 +68,7 @@ let package = Package(
             name: "UpServer",
             dependencies: [
                 "UpCore", "HTTPKit", "HTTPTransport", "ServerShell", "NativeStore", "NativeOS", "NativeCrypto", "Basics",
-                "Outbox",
+                "Outbox", "NativePostgres", "ObjectStorage",
             ],
             swiftSettings: safeOnly
         ),
@@ -101,7 +101,7 @@ let package = Package(
             swiftSettings: safeOnly
         ),
         .testTarget(
-            name: "OutboxTests", dependencies: ["Outbox", "Basics", "NativeStore", "TestSupport"], swiftSettings: safeOnly),
+            name: "OutboxTests", dependencies: ["Outbox", "Basics", "NativeStore", "NativePostgres", "TestSupport"], swiftSettings: safeOnly),
         .testTarget(
             name: "HTTPKitTests", dependencies: ["HTTPKit", "NativeHTTP", "NativeTestSupport", "TestSupport"],
             swiftSettings: safeOnly),
@@ -112,7 +112,7 @@ let package = Package(
             name: "UpServerTests",
             dependencies: [
                 "UpServer", "UpCore", "HTTPKit", "HTTPTransport", "NativeStore", "NativeOS", "NativeCrypto", "NativeHTTP", "Basics",
-                "ServerShell", "TestSupport", "Outbox",
+                "ServerShell", "TestSupport", "Outbox", "NativePostgres", "ObjectStorage",
             ],
             swiftSettings: safeOnly
         ),

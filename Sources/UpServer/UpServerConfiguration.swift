@@ -1,6 +1,7 @@
 public import Basics
 public import HTTPKit
 public import Outbox
+import ObjectStorage
 
 /// Everything up-server needs to run. Defaults are for local development on loopback.
 ///
@@ -40,6 +41,12 @@ public struct UpServerConfiguration: Sendable {
     /// The slow-loris defences (JSON keys as in `CommonSettings`); default 4096 connections, a
     /// 30 s request-head deadline, no per-address limit.
     public var connections: ConnectionLimits
+    /// The PostgreSQL index (`"database"` or `UPGATE_UP_DATABASE_URL`): a `postgresql://` URL
+    /// without a password (libpq reads it from `PGPASSWORD` or a password file). Default none: the
+    /// SQLite index in `<dataDirectory>/index.sqlite3`.
+    public var database: String? = nil
+    /// Where blobs live (`"blobStore"`). Default `.disk`: `<dataDirectory>/blobs`.
+    public var blobStore: BlobStore = .disk
 
     /// Creates a configuration; every parameter has the documented default.
     public init(
@@ -136,5 +143,7 @@ public struct UpServerConfiguration: Sendable {
             throw ConfigurationError("contextSecret must be at least 16 bytes")
         }
         if let problem = connections.problem { throw ConfigurationError(problem) }
+        _ = try databaseConnectionString()
+        if case .s3(let settings) = blobStore { try settings.validate() }
     }
 }
