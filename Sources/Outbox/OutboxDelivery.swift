@@ -63,6 +63,12 @@ public struct OutboxDelivery: Sendable, Hashable {
     public enum Event: Sendable, Hashable {
         /// `owner` asks to attempt it now, holding it for `leaseSeconds`.
         case claim(owner: String, now: Int64, leaseSeconds: Int64)
+        /// `owner` asks to attempt it at once, ahead of its retry schedule, because someone is
+        /// waiting for the outcome (up-server: the uploader repeated the request that stored the
+        /// object). Granted like a claim but also before `dueAt`; refused while another claim's
+        /// lease runs. It is an extra attempt, not one of the schedule's: ``attempts`` is
+        /// unchanged, so however often an uploader repeats, the background retries are not used up.
+        case expedite(owner: String, now: Int64, leaseSeconds: Int64)
         /// `owner`'s attempt was acknowledged.
         case succeeded(owner: String)
         /// `owner`'s attempt failed at `now`.
@@ -134,6 +140,15 @@ public struct OutboxDelivery: Sendable, Hashable {
             guard leaseUntil <= now else { return .refuse(.claimedByOther(owner: holder, leaseUntil: leaseUntil)) }
             return grant(to: owner, now: now, leaseSeconds: leaseSeconds, takingOverFrom: holder)
         case (.claim, _):
+            return .refuse(.notApplicable(state.phase))
+        case (.expedite(let owner, let now, let leaseSeconds), .pending):
+            state = .claimed(owner: owner, leaseUntil: now + leaseSeconds)
+            return .send(takenOverFrom: nil)
+        case (.expedite(let owner, let now, let leaseSeconds), .claimed(let holder, let leaseUntil)):
+            guard leaseUntil <= now else { return .refuse(.claimedByOther(owner: holder, leaseUntil: leaseUntil)) }
+            state = .claimed(owner: owner, leaseUntil: now + leaseSeconds)
+            return .send(takenOverFrom: holder)
+        case (.expedite, _):
             return .refuse(.notApplicable(state.phase))
         case (.succeeded(let owner), .claimed(let holder, _)):
             guard owner == holder else { return .refuse(.notClaimant) }

@@ -23,6 +23,14 @@ public protocol OutboxStore: Sendable {
     /// - Returns: The claimed entries, in that order.
     func claimDue(owner: String, now: Int64, limit: Int) async throws -> [OutboxEntry]
 
+    /// Claims entry `id` for `owner` at once, ahead of its schedule
+    /// (``OutboxDelivery/Event/expedite(owner:now:leaseSeconds:)``): pending (due or not), or
+    /// claimed with the lease run out. Two owners asking at once never both get it.
+    ///
+    /// - Returns: The claimed entry; `nil` (nothing written) if there is no entry `id`, it is
+    ///   delivered or dead, or another claim's lease still runs.
+    func expedite(_ id: Int64, owner: String, now: Int64) async throws -> OutboxEntry?
+
     /// Records the outcome of `owner`'s attempt: `delivery` is the machine's state after
     /// ``OutboxDelivery/Event/succeeded(owner:)`` or ``OutboxDelivery/Event/failed(owner:now:)``,
     /// written only if the entry is still claimed by `owner`.

@@ -74,6 +74,18 @@ public struct SQLiteOutbox: OutboxStore {
         }
     }
 
+    /// See ``OutboxStore/expedite(_:owner:now:)``: the machine's `expedite` as one conditional
+    /// statement (attempts unchanged).
+    public func expedite(_ id: Int64, owner: String, now: Int64) async throws -> OutboxEntry? {
+        let sql = """
+            UPDATE \(table) SET state = 'claimed', owner = ?1, available_at = ?2 + lease_seconds
+            WHERE id = ?3 AND (state = 'pending' OR (state = 'claimed' AND available_at <= ?2))
+            RETURNING \(Self.columns)
+            """
+        let bindings: [SQLiteValue] = [.text(owner), .integer(now), .integer(id)]
+        return try await access.perform { database in try database.query(sql, bindings).first.map(Self.entry) }
+    }
+
     /// See ``OutboxStore/record(_:claimedBy:as:outcome:)``.
     public func record(_ id: Int64, claimedBy owner: String, as delivery: OutboxDelivery, outcome: OutboxOutcome)
         async throws -> Bool

@@ -50,6 +50,18 @@ public final class InMemoryOutbox: OutboxStore {
         }
     }
 
+    /// See `OutboxStore.expedite(_:owner:now:)`.
+    public func expedite(_ id: Int64, owner: String, now: Int64) async throws -> OutboxEntry? {
+        state.withLock { state in
+            guard var entry = state.entries[id],
+                case .send = entry.delivery.handle(
+                    .expedite(owner: owner, now: now, leaseSeconds: entry.leaseSeconds), schedule: Self.unused)
+            else { return nil }
+            state.entries[id] = entry
+            return entry
+        }
+    }
+
     /// See `OutboxStore.record(_:claimedBy:as:outcome:)`.
     public func record(_ id: Int64, claimedBy owner: String, as delivery: OutboxDelivery, outcome: OutboxOutcome)
         async throws -> Bool

@@ -125,16 +125,16 @@ public actor InMemoryUpIndex: BlockIndex, ObjectIndex, MultipartIndex, SweepInde
         var stored = object
         stored.version = (old?.version ?? 0) + 1
         state.objects[name] = stored
-        if let completion {
-            state.completions[completion.key] = Completion(
-                key: completion.key, objectKey: object.key, etag: object.etag, result: nil,
-                expiresAt: completion.expiresAt)
-        }
         // Mirrors the SQLite table's CHECK: a message without a lease is refused.
         if let callback, callback.leaseSeconds <= 0 { throw UpIndexError.invalidArgument("outbox lease must be > 0") }
         let released = state.unreferenced((old?.segments.map(\.blob) ?? []) + extraReleased)
         // Last: nothing after it can fail, so the outbox never holds an entry for a rolled-back object.
         let entry = callback.map { outbox.insert($0, now: object.putTime) }
+        if let completion {
+            state.completions[completion.key] = Completion(
+                key: completion.key, objectKey: object.key, etag: object.etag, result: nil,
+                expiresAt: completion.expiresAt, outboxID: entry?.id)
+        }
         return .stored(object: stored, releasedBlobs: released, callback: entry)
     }
     /// See `ObjectIndex.object(bucket:key:)`.

@@ -59,7 +59,10 @@ import TestSupport
             }
             return Response(body: Array("\(total) \(pieces) \(hash.value)".utf8))
         }
-        try await withServer(router) { port, _, _ in
+        // 16 MiB through a debug build on a loaded machine can take longer than the fixture's 5 s
+        // handler timeout; this test is about pieces and backpressure, not speed.
+        let patient = HTTPServer.Configuration(threadCount: 2, handlerTimeout: .seconds(120), shutdownGracePeriod: .seconds(2))
+        try await withServer(router, configuration: patient) { port, _, _ in
             let response = try await fetch(port, "PUT", "/upload", body: payload, chunked: chunked)
             let fields = response.text.split(separator: " ").map(String.init)
             #expect(response.status == 200)

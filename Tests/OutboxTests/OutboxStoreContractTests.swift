@@ -99,6 +99,34 @@ struct OutboxStoreContractTests {
     }
 
     @Test(arguments: OutboxImplementation.allCases)
+    func anExpeditedClaimIsAheadOfScheduleButNeverBesideALiveClaim(_ implementation: OutboxImplementation)
+        async throws
+    {
+        let (store, cleanup) = try implementation.make()
+        defer { cleanup() }
+        let entry = try await store.enqueue(Self.message("m", lease: 10, claimedBy: "a"), now: 100)  // until 110
+        #expect(try await store.expedite(entry.id, owner: "b", now: 109) == nil)  // a's lease runs
+        #expect(try await store.entry(id: entry.id)?.delivery.state == .claimed(owner: "a", leaseUntil: 110))
+        // a's attempt fails: retry due at 105 + 5; b expedites it before then, attempts unchanged.
+        var failed = entry.delivery
+        _ = failed.handle(.failed(owner: "a", now: 105), schedule: Self.schedule)
+        #expect(try await store.record(entry.id, claimedBy: "a", as: failed, outcome: .failed(reason: "down")))
+        let expedited = try #require(try await store.expedite(entry.id, owner: "b", now: 106))
+        #expect(expedited.delivery == OutboxDelivery(state: .claimed(owner: "b", leaseUntil: 116), attempts: 1))
+        #expect(try await store.entry(id: entry.id) == expedited)
+        #expect(try await store.expedite(entry.id, owner: "c", now: 115) == nil)
+        #expect(try await store.claimDue(owner: "c", now: 115, limit: 1).isEmpty)
+        // b's claim runs out unrecorded: c takes it over, expedited.
+        let taken = try #require(try await store.expedite(entry.id, owner: "c", now: 116))
+        #expect(taken.delivery.state == .claimed(owner: "c", leaseUntil: 126))
+        var done = taken.delivery
+        _ = done.handle(.succeeded(owner: "c"), schedule: Self.schedule)
+        #expect(try await store.record(entry.id, claimedBy: "c", as: done, outcome: .delivered(reply: "{}")))
+        #expect(try await store.expedite(entry.id, owner: "d", now: 200) == nil)  // delivered
+        #expect(try await store.expedite(999, owner: "d", now: 200) == nil)
+    }
+
+    @Test(arguments: OutboxImplementation.allCases)
     func onlyADeadEntryIsRequeued(_ implementation: OutboxImplementation) async throws {
         let (store, cleanup) = try await implementation.make()
         defer { cleanup() }

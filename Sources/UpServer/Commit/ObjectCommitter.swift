@@ -76,12 +76,13 @@ struct ObjectCommitter: Sendable {
             if let result = completion.result { return .stored(key: completion.objectKey, reply: Array(result.utf8)) }
             // No first result recorded: the first attempt answered 579 (callback failed), or died
             // (up-server killed) before its callback reply was recorded. A policy with a callback
-            // must not get 200 without the callback's reply: try the callback again (the receiver
-            // deduplicates; the outbox entry of the first attempt keeps its own retries) — 200
-            // with its reply, or 579 as the first time.
+            // must not get 200 without the callback's reply: the outcome of the callback's outbox
+            // entry — attempted now if it is not delivered yet, so the one entry delivers once —
+            // 200 with its reply, or 579 as the first time.
             if let callback, !policy.fetchesKeyFromCallback {
+                let followed: Callback = completion.outboxID.map { .followed(entry: $0, callback) } ?? .unrecorded(callback)
                 let result = try await answer(
-                    policy: policy, variables: variables, key: completion.objectKey, callback: .unrecorded(callback))
+                    policy: policy, variables: variables, key: completion.objectKey, callback: followed)
                 if case .stored(_, let reply) = result {
                     await bookkeeping("record the mkfile result") {
                         _ = try await objects.recordCompletionResult(completion.key, result: String(decoding: reply, as: UTF8.self))
@@ -109,6 +110,9 @@ struct ObjectCommitter: Sendable {
     /// recorded there), or, for an upload that was already stored, a try no entry records.
     private enum Callback {
         case enqueued(OutboxEntry)
+        /// The entry stored with the object, for a repeat (``CallbackOutbox/outcomeForRepeat(of:)``);
+        /// the message is delivered unrecorded only if the entry is gone.
+        case followed(entry: Int64, CallbackMessage)
         case unrecorded(CallbackMessage)
     }
 
@@ -124,6 +128,12 @@ struct ObjectCommitter: Sendable {
                 ?? Self.defaultReply(key: key, etag: variables.etag)
             return .stored(key: key, reply: reply)
         case .enqueued(let entry): outcome = await callbacks.attemptNow(entry)
+        case .followed(let id, let message):
+            if let followed = try await callbacks.outcomeForRepeat(of: id) {
+                outcome = followed
+            } else {
+                outcome = await callbacks.deliverUnrecorded(message.request)
+            }
         case .unrecorded(let message): outcome = await callbacks.deliverUnrecorded(message.request)
         }
         switch outcome {

@@ -1,5 +1,6 @@
 import Basics
 import Outbox
+import Synchronization
 
 /// up-server's callback outbox (DESIGN.md "Callbacks never get lost"): the shared `Outbox`
 /// machinery — `OutboxDelivery`, an `OutboxStore`, an `OutboxWorker` — with the signed HTTP
@@ -17,7 +18,11 @@ struct CallbackOutbox: Sendable {
     let worker: OutboxWorker
     private let deliverer: any CallbackDelivering
     private let timeoutSeconds: Double
+    private let clock: any WallClock
     private let metrics: UpMetrics
+    /// Entries this process is attempting right now: a claim of this process's that is not
+    /// among them is one whose outcome could not be recorded (a full disk), not a live attempt.
+    private let inFlight = InFlight()
 
     /// Creates the outbox of one process.
     ///
@@ -36,6 +41,7 @@ struct CallbackOutbox: Sendable {
         self.store = store
         self.deliverer = deliverer
         timeoutSeconds = settings.timeoutSeconds
+        self.clock = clock
         self.metrics = metrics
         worker = OutboxWorker(
             owner: owner, store: store, sender: CallbackSender(deliverer: deliverer), schedule: settings.schedule,
@@ -53,17 +59,55 @@ struct CallbackOutbox: Sendable {
         callback.message(timeoutSeconds: timeoutSeconds, claimedBy: worker.owner)
     }
 
-    /// The storing request's attempt of `entry` (born claimed by this process), recorded like
-    /// every later one.
+    /// The storing request's attempt of `entry` (born claimed by this process, or just claimed by
+    /// it), recorded like every later one.
     func attemptNow(_ entry: OutboxEntry) async -> CallbackOutcome {
-        switch await worker.attempt(entry) {
+        inFlight.insert(entry.id)
+        defer { inFlight.remove(entry.id) }
+        return switch await worker.attempt(entry) {
         case .delivered(let reply): .delivered(reply: Array(reply.utf8))
         case .failed(let reason): .failed(reason: reason)
         }
     }
 
+    /// The callback outcome for a client that repeated the request which stored an object with
+    /// entry `id`, when the first answer is unknown (the first request died, or answered 579):
+    /// the entry's own outcome, never a delivery beside it — one callback, however often the
+    /// client repeats. Delivered: its reply. Waiting for a retry, or held by a claim whose lease
+    /// ran out: claimed now, ahead of schedule, and attempted (recorded like any attempt). Held by
+    /// a live claim (another process, or this one, is attempting it): waited for, at most about
+    /// one lease. Dead: 579 with its last error (an operator can requeue it).
+    ///
+    /// - Returns: `nil` if there is no entry `id` (swept).
+    func outcomeForRepeat(of id: Int64) async throws -> CallbackOutcome? {
+        guard let first = try await store.entry(id: id) else { return nil }
+        // Polls 5 times a second for a live claim; its lease bounds any one attempt.
+        let polls = Int(first.leaseSeconds + 1) * 5
+        for _ in 0...polls {
+            guard let entry = try await store.entry(id: id) else { return nil }
+            switch entry.delivery.state {
+            case .delivered:
+                return .delivered(reply: Array((entry.reply ?? "{}").utf8))
+            case .dead:
+                return .failed(reason: entry.lastError ?? "callback failed")
+            case .claimed(let owner, _) where owner == worker.owner && !inFlight.contains(id):
+                // This process's own claim with no attempt running: its outcome could not be
+                // recorded. It still holds the claim, so it attempts again itself.
+                return await attemptNow(entry)
+            case .pending, .claimed:
+                if let claimed = try await store.expedite(id, owner: worker.owner, now: clock.unixSeconds) {
+                    return await attemptNow(claimed)
+                }
+                try await Task.sleep(for: .milliseconds(200))
+            }
+        }
+        return .failed(reason: "callback still being attempted by another process")
+    }
+
     /// A try no outbox entry records: the repeat of a finished upload whose first answer is
-    /// unknown (the entry of the first attempt keeps its own retries; receivers deduplicate).
+    /// unknown and whose callback has no outbox entry to follow (an insert-only upload of
+    /// identical content, or a completion recorded before entries were linked); receivers
+    /// deduplicate.
     func deliverUnrecorded(_ request: CallbackRequest) async -> CallbackOutcome {
         metrics.callbackAttempts.increment()
         let outcome = await deliverer.deliver(request)
@@ -85,4 +129,13 @@ struct CallbackSender: OutboxSender {
         case .failed(let reason): return .failed(reason: reason)
         }
     }
+}
+
+/// The ids of the entries one process is attempting at this moment.
+private final class InFlight: Sendable {
+    private let ids = Mutex<Set<Int64>>([])
+
+    func insert(_ id: Int64) { _ = ids.withLock { $0.insert(id) } }
+    func remove(_ id: Int64) { _ = ids.withLock { $0.remove(id) } }
+    func contains(_ id: Int64) -> Bool { ids.withLock { $0.contains(id) } }
 }

@@ -72,13 +72,20 @@ public struct Completion: Sendable, Equatable {
     public var result: String?
     /// When the record may be swept (Unix seconds).
     public var expiresAt: Int64
+    /// The outbox entry of the callback stored with the object, if it had one: a repeat whose
+    /// first answer is unknown takes its callback's outcome from that entry, never from a second
+    /// delivery beside it (scripts/chaos/server-crash: a callback delivered twice).
+    public var outboxID: Int64?
 
     /// Creates a completion record.
-    public init(key: CompletionKey, objectKey: String, etag: String, result: String?, expiresAt: Int64) {
+    public init(
+        key: CompletionKey, objectKey: String, etag: String, result: String?, expiresAt: Int64, outboxID: Int64? = nil
+    ) {
         self.key = key
         self.objectKey = objectKey
         self.etag = etag
         self.result = result
         self.expiresAt = expiresAt
+        self.outboxID = outboxID
     }
 }

@@ -116,11 +116,11 @@ extension SQLiteUpIndex: MultipartIndex {
             try database.transaction {
                 let blobs = try Self.end(id, as: .completed, in: database)
                 try database.run(
-                    "INSERT OR IGNORE INTO completions (\(Self.completionColumns)) VALUES (?, ?, ?, ?, ?, ?)",
+                    "INSERT OR IGNORE INTO completions (\(Self.completionColumns)) VALUES (?, ?, ?, ?, ?, ?, ?)",
                     [
                         .text(completion.key.bucket), .blob(completion.key.requestSHA1), .text(completion.objectKey),
                         .text(completion.etag), completion.result.map { .text($0) } ?? .null,
-                        .integer(completion.expiresAt),
+                        .integer(completion.expiresAt), completion.outboxID.map { .integer($0) } ?? .null,
                     ])
                 return blobs
             }

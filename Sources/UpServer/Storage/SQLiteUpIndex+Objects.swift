@@ -5,7 +5,7 @@ extension SQLiteUpIndex: ObjectIndex {
     static let objectColumns = """
         bucket, object_key, etag, fsize, mime_type, metadata, put_time, delete_after_days, file_type, version
         """
-    static let completionColumns = "bucket, request_sha1, object_key, etag, result, expires_at"
+    static let completionColumns = "bucket, request_sha1, object_key, etag, result, expires_at, outbox_id"
 
     /// See `ObjectIndex.putObject(_:mode:completion:callback:)`.
     public func putObject(
@@ -23,8 +23,9 @@ extension SQLiteUpIndex: ObjectIndex {
     }
 
     /// The body of `putObject`, shared with `completeUpload`; runs inside their transaction.
-    /// The object goes in first and the outbox row last, so a refused outbox row (a CHECK of its
-    /// table) rolls back an object that was already written — what the atomicity test relies on.
+    /// The object goes in first, then the outbox row, then the completion that names it, so a
+    /// refused outbox row (a CHECK of its table) rolls back an object that was already written —
+    /// what the atomicity test relies on.
     static func store(
         _ object: StoredObject, mode: PutMode, completion: NewCompletion?, callback: OutboxMessage?,
         extraReleased: [BlobID], in database: SQLiteDatabase
@@ -48,16 +49,16 @@ extension SQLiteUpIndex: ObjectIndex {
                 "INSERT INTO segments (bucket, object_key, position, blob, length) VALUES (?, ?, ?, ?, ?)",
                 name + [.integer(Int64(position)), .text(segment.blob.hex), .integer(segment.length)])
         }
-        if let completion {
-            try database.run(
-                "INSERT INTO completions (\(completionColumns)) VALUES (?, ?, ?, ?, NULL, ?)",
-                [
-                    .text(completion.key.bucket), .blob(completion.key.requestSHA1), .text(object.key), .text(object.etag),
-                    .integer(completion.expiresAt),
-                ])
-        }
         let entry = try callback.map {
             try SQLiteOutbox.insert($0, now: object.putTime, into: CallbackMessage.table, in: database)
+        }
+        if let completion {
+            try database.run(
+                "INSERT INTO completions (\(completionColumns)) VALUES (?, ?, ?, ?, NULL, ?, ?)",
+                [
+                    .text(completion.key.bucket), .blob(completion.key.requestSHA1), .text(object.key), .text(object.etag),
+                    .integer(completion.expiresAt), entry.map { .integer($0.id) } ?? .null,
+                ])
         }
         let released = try unreferenced((old?.segments.map(\.blob) ?? []) + extraReleased, in: database)
         return .stored(object: stored, releasedBlobs: released, callback: entry)

@@ -43,7 +43,8 @@ extension SQLiteUpIndex {
         static func completion(_ row: SQLiteRow) throws -> Completion {
             Completion(
                 key: CompletionKey(bucket: try row.text(0), requestSHA1: try row.blob(1)), objectKey: try row.text(2),
-                etag: try row.text(3), result: row[4].textValue, expiresAt: try row.integer(5))
+                etag: try row.text(3), result: row[4].textValue, expiresAt: try row.integer(5),
+                outboxID: row[6].integerValue)
         }
 
         static func encode(_ value: some Encodable) throws -> String {

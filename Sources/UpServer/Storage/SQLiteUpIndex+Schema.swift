@@ -6,7 +6,7 @@ extension SQLiteUpIndex {
     /// Times are Unix seconds. Blob ids are the 32-hex `BlobID` text. Object segments have a
     /// table of their own (not a JSON column) so "is this blob part of any object?" — asked on
     /// every replace, delete and sweep — is an index lookup (`segments_blob`).
-    static let migrations = [schemaV1, callbackOutboxV2]
+    static let migrations = [schemaV1, callbackOutboxV2, completionOutboxV3]
 
     /// The first schema: blocks, objects and their segments, completions, uploads and parts, and
     /// the first outbox (replaced by migration 2).
@@ -120,4 +120,10 @@ extension SQLiteUpIndex {
         FROM outbox;
         DROP TABLE outbox;
         """
+
+    /// Migration 3: a completion names the outbox entry of the callback stored with it, so a
+    /// repeated mkfile or complete whose first answer is unknown takes the callback's outcome from
+    /// that entry instead of delivering it a second time. Older rows keep NULL (their repeat
+    /// delivers beside the entry, as before).
+    static let completionOutboxV3 = "ALTER TABLE completions ADD COLUMN outbox_id INTEGER;"
 }

@@ -1,3 +1,4 @@
+import Outbox
 import Foundation
 import HTTPKit
 import NativeCrypto
@@ -230,6 +231,37 @@ struct MkfileTests {
         #expect(harness.callbacks.sent.count == 3)
         #expect(harness.callbacks.sent.allSatisfy { $0.body == "key=cb2.bin&hash=\(Etag.of([7, 8, 9]))" })
         #expect(await harness.index.object(bucket: "demo", key: "cb2.bin")?.version == 1)
+        // The repeats attempted the first request's outbox entry, not a callback beside it: the
+        // entry is delivered, so the background retrier has nothing left to send again.
+        #expect(try await harness.index.outbox.depth() == 0)
+        #expect(try await harness.index.outbox.list([.delivered], before: nil, limit: 5).count == 1)
+    }
+
+    /// scripts/chaos/server-crash (a callback delivered twice): the process that stored the
+    /// object died while its callback attempt was out, so the entry stays claimed by it; the
+    /// client's repeated mkfile, on a restarted process, must deliver THAT entry once its lease
+    /// has run out — not deliver beside it and leave it for the retrier to send a second time.
+    @Test func aRepeatedMkfileAfterACrashDeliversTheFirstRequestsEntryOnce() async throws {
+        let harness = UpServerHarness()
+        let token = harness.token(scope: "demo:crash.bin") {
+            $0.callbackUrl = "http://biz.example/cb"
+            $0.callbackBody = "key=$(key)"
+        }
+        harness.callbacks.script(.failed(reason: "reply lost"), .delivered(reply: Array(#"{"record":7}"#.utf8)))
+        let ctx = await harness.block(token, [1, 2, 3])
+        let path = V1Paths.mkfile(3, key: "crash.bin")
+        #expect(await harness.mkfile(token, path, [ctx]).status == 579)
+        // The entry as a dead process left it: claimed, its lease running.
+        let pending = try #require(try await harness.index.outbox.list([.pending], before: nil, limit: 1).first)
+        let held = try #require(try await harness.index.outbox.expedite(pending.id, owner: "up-dead", now: harness.now))
+        harness.clock.advance(by: Double(held.leaseSeconds))
+        let repeated = await harness.mkfile(token, path, [ctx])
+        #expect(repeated.status == 200, "\(repeated.status) \(repeated.text)")
+        #expect(repeated.text == #"{"record":7}"#)
+        #expect(harness.callbacks.sent.count == 2)
+        let delivered = try #require(try await harness.index.outbox.entry(id: pending.id))
+        #expect(delivered.delivery.state == .delivered && delivered.reply == #"{"record":7}"#)
+        #expect(try await harness.index.outbox.depth() == 0)
     }
 
     @Test func theCallbackReplyIsRelayedAnd579WhenItFails() async throws {

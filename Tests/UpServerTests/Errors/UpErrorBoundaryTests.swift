@@ -33,6 +33,7 @@ final class BrokenIndex: BlockIndex, ObjectIndex, MultipartIndex, SweepIndex, Ou
     func knownBlobs() async throws -> Set<BlobID> { throw Broken() }
     func enqueue(_: OutboxMessage, now: Int64) async throws -> OutboxEntry { throw Broken() }
     func claimDue(owner: String, now: Int64, limit: Int) async throws -> [OutboxEntry] { throw Broken() }
+    func expedite(_: Int64, owner: String, now: Int64) async throws -> OutboxEntry? { throw Broken() }
     func record(_: Int64, claimedBy: String, as: OutboxDelivery, outcome: OutboxOutcome) async throws -> Bool { throw Broken() }
     func requeue(_: Int64, now: Int64) async throws -> OutboxEntry? { throw Broken() }
     func entry(id: Int64) async throws -> OutboxEntry? { throw Broken() }

@@ -48,16 +48,19 @@ struct ObjectIndexContractTests {
         #expect(key != CompletionKey.mkfile(bucket: "photos", key: "k", fsize: 21, contexts: ["ctx1", "ctx2"]))
         let blob = BlobID.random()
         let completion = NewCompletion(key: key, expiresAt: 900)
-        guard case .stored = try await index.putObject(
+        guard case .stored(_, _, let entry?) = try await index.putObject(
             object("k", [blob]), mode: .replace, completion: completion, callback: callback())
-        else { Issue.record("not stored"); return }
+        else { Issue.record("not stored with its callback"); return }
+        // The completion names the callback's outbox entry, for a repeat whose answer is unknown.
+        #expect(try await index.completion(key)?.outboxID == entry.id)
         #expect(try await index.recordCompletionResult(key, result: #"{"hash":"Fetag","key":"k"}"#)
             == #"{"hash":"Fetag","key":"k"}"#)
         #expect(try await index.recordCompletionResult(key, result: #"{"other":1}"#) == #"{"hash":"Fetag","key":"k"}"#)
         let repeated = try await index.putObject(
             object("k", [blob], etag: "Fchanged"), mode: .replace, completion: completion, callback: callback())
         let expected = Completion(
-            key: key, objectKey: "k", etag: "Fetag", result: #"{"hash":"Fetag","key":"k"}"#, expiresAt: 900)
+            key: key, objectKey: "k", etag: "Fetag", result: #"{"hash":"Fetag","key":"k"}"#, expiresAt: 900,
+            outboxID: entry.id)
         #expect(repeated == .alreadyCompleted(expected))
         #expect(try await index.completion(key) == expected)
         #expect(try await index.object(bucket: "photos", key: "k")?.etag == "Fetag")

@@ -144,6 +144,9 @@ final class FullDiskOutbox: OutboxStore {
     func claimDue(owner: String, now: Int64, limit: Int) async throws -> [OutboxEntry] {
         try await base.claimDue(owner: owner, now: now, limit: limit)
     }
+    func expedite(_ id: Int64, owner: String, now: Int64) async throws -> OutboxEntry? {
+        try await base.expedite(id, owner: owner, now: now)
+    }
     func record(_ id: Int64, claimedBy owner: String, as delivery: OutboxDelivery, outcome: OutboxOutcome) async throws -> Bool {
         try space.check(.recordOutcome)
         return try await base.record(id, claimedBy: owner, as: delivery, outcome: outcome)
