@@ -73,6 +73,19 @@ public struct PostgresOutbox: OutboxStore {
             .map(\.entry)
     }
 
+    /// See ``OutboxStore/expedite(_:owner:now:)``: the machine's `expedite` as one conditional
+    /// statement (attempts unchanged). Two instances expediting at once: the second's UPDATE
+    /// waits for the first's row lock, re-checks the WHERE on the claimed row and changes nothing.
+    public func expedite(_ id: Int64, owner: String, now: Int64) async throws -> OutboxEntry? {
+        let sql = """
+            UPDATE \(table) SET state = 'claimed', owner = $1, available_at = $2 + lease_seconds
+            WHERE id = $3 AND (state = 'pending' OR (state = 'claimed' AND available_at <= $2))
+            RETURNING \(Self.columns)
+            """
+        let bindings: [PostgresValue] = [.text(owner), .integer(now), .integer(id)]
+        return try await pool.withConnection { try $0.query(sql, bindings).first.map(Self.entry) }
+    }
+
     /// See ``OutboxStore/record(_:claimedBy:as:outcome:)``.
     public func record(_ id: Int64, claimedBy owner: String, as delivery: OutboxDelivery, outcome: OutboxOutcome)
         async throws -> Bool

@@ -102,7 +102,7 @@ struct OutboxStoreContractTests {
     func anExpeditedClaimIsAheadOfScheduleButNeverBesideALiveClaim(_ implementation: OutboxImplementation)
         async throws
     {
-        let (store, cleanup) = try implementation.make()
+        let (store, cleanup) = try await implementation.make()
         defer { cleanup() }
         let entry = try await store.enqueue(Self.message("m", lease: 10, claimedBy: "a"), now: 100)  // until 110
         #expect(try await store.expedite(entry.id, owner: "b", now: 109) == nil)  // a's lease runs

@@ -114,12 +114,13 @@ extension PostgresUpIndex: MultipartIndex {
             let blobs = try Self.end(id, as: .completed, on: connection)
             try connection.query(
                 """
-                INSERT INTO completions (\(SQLiteUpIndex.completionColumns)) VALUES ($1, $2, $3, $4, $5, $6)
+                INSERT INTO completions (\(SQLiteUpIndex.completionColumns)) VALUES ($1, $2, $3, $4, $5, $6, $7)
                 ON CONFLICT DO NOTHING
                 """,
                 [
                     .text(completion.key.bucket), .bytes(completion.key.requestSHA1), .text(completion.objectKey),
                     .text(completion.etag), PostgresValue(completion.result), .integer(completion.expiresAt),
+                    PostgresValue(completion.outboxID),
                 ])
             return blobs
         }

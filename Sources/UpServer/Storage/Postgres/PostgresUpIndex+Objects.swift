@@ -20,8 +20,8 @@ extension PostgresUpIndex: ObjectIndex {
 
     /// The body of `putObject`, shared with `completeUpload`; runs inside their transaction.
     /// The object's name is locked first, so of two insertOnly puts of one key exactly one finds
-    /// it free, and versions count up without gaps; the outbox row goes in last, so a refused one
-    /// rolls back the object already written.
+    /// it free, and versions count up without gaps; then the outbox row, then the completion
+    /// naming it, so a refused outbox row rolls back the object already written.
     static func store(
         _ object: StoredObject, mode: PutMode, completion: NewCompletion?, callback: OutboxMessage?,
         extraReleased: [BlobID], on connection: PostgresConnection
@@ -46,16 +46,17 @@ extension PostgresUpIndex: ObjectIndex {
                 "INSERT INTO segments (bucket, object_key, position, blob, length) VALUES ($1, $2, $3, $4, $5)",
                 name + [.integer(Int64(position)), .text(segment.blob.hex), .integer(segment.length)])
         }
-        if let completion {
-            try connection.query(
-                "INSERT INTO completions (\(SQLiteUpIndex.completionColumns)) VALUES ($1, $2, $3, $4, NULL, $5)",
-                [
-                    .text(completion.key.bucket), .bytes(completion.key.requestSHA1), .text(object.key),
-                    .text(object.etag), .integer(completion.expiresAt),
-                ])
-        }
         let entry = try callback.map {
             try PostgresOutbox.insert($0, now: object.putTime, into: CallbackMessage.table, on: connection)
+        }
+        if let completion {
+            // Names its callback's entry, so a repeat follows that entry instead of delivering again.
+            try connection.query(
+                "INSERT INTO completions (\(SQLiteUpIndex.completionColumns)) VALUES ($1, $2, $3, $4, NULL, $5, $6)",
+                [
+                    .text(completion.key.bucket), .bytes(completion.key.requestSHA1), .text(object.key),
+                    .text(object.etag), .integer(completion.expiresAt), PostgresValue(entry?.id),
+                ])
         }
         let released = try unreferenced((old?.segments.map(\.blob) ?? []) + extraReleased, on: connection)
         return .stored(object: stored, releasedBlobs: released, callback: entry)

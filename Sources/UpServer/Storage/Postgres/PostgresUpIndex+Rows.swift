@@ -40,7 +40,8 @@ extension PostgresUpIndex {
         static func completion(_ row: PostgresRow) throws -> Completion {
             Completion(
                 key: CompletionKey(bucket: try row.decode(0), requestSHA1: try row.decode(1)), objectKey: try row.decode(2),
-                etag: try row.decode(3), result: try row.decode(4), expiresAt: try row.decode(5))
+                etag: try row.decode(3), result: try row.decode(4), expiresAt: try row.decode(5),
+                outboxID: try row.decode(6))
         }
 
         /// `SQLiteUpIndex.objectColumns` order, with the segments read separately.

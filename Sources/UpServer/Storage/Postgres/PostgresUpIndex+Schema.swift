@@ -53,6 +53,7 @@ extension PostgresUpIndex {
             etag text NOT NULL,
             result text,                       -- JSON answer, recorded once
             expires_at bigint NOT NULL,
+            outbox_id bigint,                  -- the callback's outbox entry, if it had one
             PRIMARY KEY (bucket, request_sha1)
         );
         CREATE INDEX completions_expiry ON completions (expires_at);
