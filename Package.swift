@@ -19,7 +19,9 @@ let safeOnly: [SwiftSetting] = common + [
 
 let package = Package(
     name: "upgate",
-    platforms: [.macOS(.v15)],
+    // The client products (UpCore, UpClient) also build for Apple platforms; the servers and up-cli
+    // are Linux products (libmicrohttpd, libcurl, OpenSSL are Linux-only dependencies below).
+    platforms: [.macOS(.v15), .iOS(.v18)],
     products: [
         .library(name: "UpCore", targets: ["UpCore"]),
         .library(name: "UpClient", targets: ["UpClient"]),
@@ -40,7 +42,10 @@ let package = Package(
 
         // MARK: Native — the only importers of C, the only users of Unsafe*
         .target(name: "NativePostgres", dependencies: ["CLibPQ"], swiftSettings: native),
-        .target(name: "NativeCrypto", dependencies: ["CLibCrypto", "CZlib"], swiftSettings: native),
+        // OpenSSL on Linux only: on Apple platforms NativeCrypto hashes with CryptoKit (CryptoBackend.swift).
+        .target(
+            name: "NativeCrypto", dependencies: [.target(name: "CLibCrypto", condition: .when(platforms: [.linux])), "CZlib"],
+            swiftSettings: native),
         .target(name: "NativeOS", swiftSettings: native),
         .target(name: "NativeStore", dependencies: ["CSQLite3"], swiftSettings: native),
         .target(name: "NativeHTTP", dependencies: ["CMicroHTTPD", "NativeOS"], swiftSettings: native),
@@ -54,7 +59,11 @@ let package = Package(
         .target(name: "HTTPKit", dependencies: ["NativeHTTP", "NativeOS", "Basics"], swiftSettings: safeOnly),
         // One durable delivery machine and store role for both servers (DESIGN.md "Round 2").
         .target(name: "Outbox", dependencies: ["Basics", "NativeStore", "NativePostgres"], swiftSettings: safeOnly),
-        .target(name: "HTTPTransport", dependencies: ["NativeCurl", "Basics"], swiftSettings: safeOnly),
+        // CurlTransport on Linux only; URLSessionTransport everywhere (the one an Apple app uses).
+        .target(
+            name: "HTTPTransport",
+            dependencies: [.target(name: "NativeCurl", condition: .when(platforms: [.linux])), "NativeOS", "Basics"],
+            swiftSettings: safeOnly),
         // The one server shell: configuration files, command line, listen/signals/drain/stop.
         .target(name: "ServerShell", dependencies: ["HTTPKit", "NativeOS", "UpCore", "Basics"], swiftSettings: safeOnly),
         .target(

@@ -1,3 +1,4 @@
+#if os(Linux)  // NativeCurl is a Linux-only dependency (Package.swift)
 internal import NativeCurl
 import Synchronization
 
@@ -73,3 +74,4 @@ extension CurlTransport: StreamingHTTPTransport {
 private final class ProducerFailure: Sendable {
     let error = Mutex<(any Error)?>(nil)
 }
+#endif

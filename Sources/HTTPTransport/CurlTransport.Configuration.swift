@@ -1,3 +1,4 @@
+#if os(Linux)  // NativeCurl is a Linux-only dependency (Package.swift)
 extension CurlTransport {
     /// Connection pool and stall detection; every default is set in the initializer.
     public struct Configuration: Sendable {
@@ -32,3 +33,4 @@ extension CurlTransport {
         }
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if os(Linux)  // NativeCurl is a Linux-only dependency (Package.swift)
 internal import NativeCurl
 
 /// ``HTTPTransport`` on libcurl: HTTP/1.1 with keep-alive, direct connections only (proxy
@@ -110,3 +111,4 @@ public final class CurlTransport: HTTPTransport {
         return max(1, Int(clamping: whole.partialValue.addingReportingOverflow(fraction).partialValue))
     }
 }
+#endif

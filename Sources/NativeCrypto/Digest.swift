@@ -1,6 +1,4 @@
-internal import CLibCrypto
-
-/// The message digests Upgate uses, each behind OpenSSL's EVP interface.
+/// The message digests Upgate uses (OpenSSL on Linux, CryptoKit on Apple platforms: `CryptoBackend.swift`).
 ///
 /// SHA-1 is the etag's and the signatures' hash (qiniu-protocol.md §1, §7), SHA-256 hashes API keys
 /// at rest, MD5 checks v2 `Content-MD5`.
@@ -20,57 +18,33 @@ public enum DigestAlgorithm: Sendable {
         case .md5: 16
         }
     }
-
-    var evp: OpaquePointer {
-        // EVP_sha1() and friends return static tables owned by OpenSSL: never NULL, never freed.
-        switch self {
-        case .sha1: unsafe EVP_sha1()
-        case .sha256: unsafe EVP_sha256()
-        case .md5: unsafe EVP_md5()
-        }
-    }
 }
 
 /// An incremental hash: feed bytes as they arrive, read the digest at the end.
 ///
 /// Used wherever data streams (a request body, a file read in pieces) so nothing is held whole in
 /// memory. Not thread-safe: one hasher per stream.
-@safe public struct Digest: ~Copyable {
-    private let context: OpaquePointer
+public struct Digest: ~Copyable {
+    private var engine: PlatformDigest
     /// The algorithm this hasher computes.
     public let algorithm: DigestAlgorithm
 
     /// Starts a new hash.
     public init(_ algorithm: DigestAlgorithm) {
         self.algorithm = algorithm
-        guard let context = unsafe EVP_MD_CTX_new() else { preconditionFailure("EVP_MD_CTX_new: out of memory") }
-        precondition(unsafe EVP_DigestInit_ex(context, algorithm.evp, nil) == 1, "EVP_DigestInit_ex failed")
-        unsafe self.context = context
+        engine = PlatformDigest(algorithm)
     }
-
-    deinit { unsafe EVP_MD_CTX_free(context) }
 
     /// Adds `bytes` to the hash.
     public mutating func update(_ bytes: some Collection<UInt8>) {
-        if bytes.withContiguousStorageIfAvailable({ unsafe update(buffer: UnsafeRawBufferPointer($0)) }) == nil {
-            unsafe Array(bytes).withUnsafeBytes { unsafe update(buffer: $0) }
+        if bytes.withContiguousStorageIfAvailable({ unsafe engine.update(UnsafeRawBufferPointer($0)) }) == nil {
+            unsafe Array(bytes).withUnsafeBytes { unsafe engine.update($0) }
         }
-    }
-
-    private func update(buffer: UnsafeRawBufferPointer) {
-        guard buffer.count > 0 else { return }
-        precondition(unsafe EVP_DigestUpdate(context, buffer.baseAddress, buffer.count) == 1, "EVP_DigestUpdate failed")
     }
 
     /// Returns the digest of everything added so far and ends the hash.
     public consuming func finalize() -> [UInt8] {
-        let count = algorithm.byteCount
-        let ctx = unsafe context
-        return unsafe [UInt8](unsafeUninitializedCapacity: count) { out, initialized in
-            var length: UInt32 = 0
-            precondition(unsafe EVP_DigestFinal_ex(ctx, out.baseAddress, &length) == 1, "EVP_DigestFinal_ex failed")
-            initialized = Int(length)
-        }
+        engine.finalize()
     }
 
     /// Returns the digest of `bytes` in one call.

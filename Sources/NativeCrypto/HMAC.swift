@@ -1,50 +1,26 @@
-internal import CLibCrypto
-
 /// HMAC (RFC 2104) under one fixed key and digest, prepared once and reused for every message.
 ///
-/// OpenSSL 3's one-shot `HMAC()` fetches the provider implementation on every call (~4 µs here);
-/// an `EVP_MAC_CTX` initialised with the key once and duplicated per message costs ~1.5 µs
-/// (DESIGN.md, measured). Keep one instance per secret for the life of the process.
-///
-/// Thread safety: the prepared context is never mutated after `init`; each call works on its own
-/// duplicate (`EVP_MAC_CTX_dup` only reads the source), so one instance serves all threads.
-@safe public final class HMAC: @unchecked Sendable {
+/// Keep one instance per secret for the life of the process: preparing the key is the expensive
+/// part on OpenSSL (see `OpenSSLMAC`). One instance serves all threads. The library underneath
+/// is the platform's (`CryptoBackend.swift`).
+public final class HMAC: Sendable {
     /// The digest underneath.
     public let algorithm: DigestAlgorithm
 
-    private let mac: OpaquePointer
-    private let prepared: OpaquePointer
+    private let engine: PlatformMAC
 
     /// Prepares HMAC with `algorithm` under `key` (any length; an empty key is legal HMAC).
     public init(_ algorithm: DigestAlgorithm, key: some Collection<UInt8>) {
         self.algorithm = algorithm
-        guard let mac = unsafe EVP_MAC_fetch(nil, "HMAC", nil) else { preconditionFailure("EVP_MAC_fetch(HMAC) failed") }
-        guard let context = unsafe EVP_MAC_CTX_new(mac) else { preconditionFailure("EVP_MAC_CTX_new failed") }
-        var params = unsafe [algorithm.macDigestParameter, csslx_param_end()]
-        let keyBytes = Array(key)
-        // OpenSSL wants a non-NULL pointer even for an empty key: pass a 1-byte buffer with length 0.
-        let storage = keyBytes.isEmpty ? [UInt8(0)] : keyBytes
-        let ok = unsafe storage.withUnsafeBufferPointer { buffer in
-            unsafe params.withUnsafeMutableBufferPointer { params in
-                unsafe EVP_MAC_init(context, buffer.baseAddress, keyBytes.count, params.baseAddress)
-            }
-        }
-        precondition(ok == 1, "EVP_MAC_init(HMAC) failed")
-        unsafe self.mac = mac
-        unsafe self.prepared = context
-    }
-
-    deinit {
-        unsafe EVP_MAC_CTX_free(prepared)
-        unsafe EVP_MAC_free(mac)
+        engine = PlatformMAC(algorithm, key: Array(key))
     }
 
     /// Returns the HMAC of `message` (`algorithm.byteCount` bytes).
     public func authenticationCode(for message: some Collection<UInt8>) -> [UInt8] {
-        if let code = message.withContiguousStorageIfAvailable({ unsafe code(buffer: UnsafeRawBufferPointer($0)) }) {
+        if let code = message.withContiguousStorageIfAvailable({ unsafe engine.code(for: UnsafeRawBufferPointer($0)) }) {
             return code
         }
-        return unsafe Array(message).withUnsafeBytes { unsafe code(buffer: $0) }
+        return unsafe Array(message).withUnsafeBytes { unsafe engine.code(for: $0) }
     }
 
     /// Returns the HMAC of several pieces fed in order, as if concatenated.
@@ -52,46 +28,6 @@ internal import CLibCrypto
     /// Signing strings are built from parts (path, headers, body); feeding them separately avoids
     /// copying a large body into one buffer.
     public func authenticationCode(forParts parts: [[UInt8]]) -> [UInt8] {
-        let context = unsafe duplicate()
-        defer { unsafe EVP_MAC_CTX_free(context) }
-        for part in parts where !part.isEmpty {
-            let ok = unsafe part.withUnsafeBytes { unsafe EVP_MAC_update(context, $0.baseAddress, $0.count) }
-            precondition(ok == 1, "EVP_MAC_update failed")
-        }
-        return unsafe finish(context)
-    }
-
-    private func code(buffer: UnsafeRawBufferPointer) -> [UInt8] {
-        let context = unsafe duplicate()
-        defer { unsafe EVP_MAC_CTX_free(context) }
-        if buffer.count > 0 {
-            precondition(unsafe EVP_MAC_update(context, buffer.baseAddress, buffer.count) == 1, "EVP_MAC_update failed")
-        }
-        return unsafe finish(context)
-    }
-
-    private func duplicate() -> OpaquePointer {
-        guard let context = unsafe EVP_MAC_CTX_dup(prepared) else { preconditionFailure("EVP_MAC_CTX_dup failed") }
-        return unsafe context
-    }
-
-    private func finish(_ context: OpaquePointer) -> [UInt8] {
-        let size = algorithm.byteCount
-        return unsafe [UInt8](unsafeUninitializedCapacity: size) { out, initialized in
-            var length = 0
-            precondition(unsafe EVP_MAC_final(context, out.baseAddress, &length, size) == 1, "EVP_MAC_final failed")
-            initialized = length
-        }
-    }
-}
-
-extension DigestAlgorithm {
-    /// The `digest` parameter of `EVP_MAC_init` naming this algorithm (a static C string).
-    var macDigestParameter: OSSL_PARAM {
-        switch self {
-        case .sha1: unsafe csslx_digest_param_sha1()
-        case .sha256: unsafe csslx_digest_param_sha256()
-        case .md5: unsafe csslx_digest_param_md5()
-        }
+        engine.code(forParts: parts)
     }
 }

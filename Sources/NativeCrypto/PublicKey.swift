@@ -1,3 +1,4 @@
+#if !canImport(CryptoKit)
 internal import CLibCrypto
 
 /// Why a key could not be built from its parts.
@@ -153,3 +154,4 @@ public struct PublicKeyError: Error, CustomStringConvertible, Equatable {
         return verified == 1
     }
 }
+#endif

@@ -1,4 +1,8 @@
+#if canImport(Glibc)
 internal import Glibc
+#elseif canImport(Darwin)
+internal import Darwin
+#endif
 
 /// An open file descriptor for writing a blob without Foundation's per-call copies and seeks:
 /// positioned writes straight from an array's storage (`pwrite`) and `fsync`. Safe targets cannot

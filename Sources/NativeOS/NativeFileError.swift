@@ -1,4 +1,8 @@
+#if canImport(Glibc)
 internal import Glibc
+#elseif canImport(Darwin)
+internal import Darwin
+#endif
 
 /// A failed file system call: which call, on which path, and `errno`.
 public struct NativeFileError: Error, Hashable, Sendable, CustomStringConvertible {

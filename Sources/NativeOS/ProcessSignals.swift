@@ -121,9 +121,9 @@ private final class SignalHub: Sendable {
             let id = state.nextID
             state.nextID += 1
             state.observers[id] = (signals, handler)
-            for signal in signals where !state.installed.contains(signal.number) {
-                _ = Glibc.signal(signal.number, forwardSignal)
-                state.installed.insert(signal.number)
+            for requested in signals where !state.installed.contains(requested.number) {
+                _ = signal(requested.number, forwardSignal)
+                state.installed.insert(requested.number)
             }
             return SignalObservation(id: id)
         }
@@ -136,7 +136,7 @@ private final class SignalHub: Sendable {
             guard state.observers.removeValue(forKey: id) != nil else { return }
             let wanted = Set(state.observers.values.flatMap { $0.signals.map(\.number) })
             for number in state.installed where !wanted.contains(number) {
-                _ = Glibc.signal(number, SIG_DFL)
+                _ = signal(number, SIG_DFL)
                 state.installed.remove(number)
             }
         }

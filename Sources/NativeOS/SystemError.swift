@@ -1,4 +1,8 @@
+#if canImport(Glibc)
 internal import Glibc
+#elseif canImport(Darwin)
+internal import Darwin
+#endif
 
 /// Words for an `errno` value, for the one-line messages the servers print (`cannot listen on
 /// 127.0.0.1:8080: address already in use`): the C library's text with its first letter in lower

@@ -23,6 +23,10 @@ struct Checkpoint: Sendable, Equatable, Codable {
     var key: String?
     /// The file uploaded, as given.
     var filePath: String
+    /// The home directory when it was written (`NSHomeDirectory()`; absent in older files): an
+    /// app's sandbox container can move (iOS gives it a new path on app updates), so a file under
+    /// the old home is the same file under the new one (``samePath(_:home:as:home:)``).
+    var home: String? = NSHomeDirectory()
     /// Size, mtime, inode and head/tail fingerprint of the file when the upload began.
     var file: FileFacts
     /// 4 MiB for v1.
@@ -52,6 +56,8 @@ struct Checkpoint: Sendable, Equatable, Codable {
         var key: String?
         /// The file path.
         var filePath: String
+        /// The home directory now.
+        var home: String = NSHomeDirectory()
         /// v1 chunk size.
         var chunkSize: Int
         /// v2 part size.
@@ -78,13 +84,26 @@ struct Checkpoint: Sendable, Equatable, Codable {
         }
     }
 
+    /// Whether `recorded` (written when the home directory was `recordedHome`) names the file
+    /// `current` names now: the same path, or the same path relative to a home that moved. An iOS
+    /// app's data container is `…/Containers/Data/Application/<UUID>`, and the UUID changes on an
+    /// app update while the files inside stay (their size, mtime and inode are checked next).
+    static func samePath(_ recorded: String, home recordedHome: String?, as current: String, home currentHome: String) -> Bool {
+        if recorded == current { return true }
+        guard let recordedHome, !recordedHome.isEmpty, recordedHome != currentHome, recorded.hasPrefix(recordedHome + "/")
+        else { return false }
+        return current == currentHome + recorded.dropFirst(recordedHome.count)
+    }
+
     /// Checks that this checkpoint describes the same upload as `expected` of the same file
     /// content (`facts`), with nothing expiring before `now + margin`; pure.
     ///
     /// - Returns: nil when it can be resumed, else the first reason it cannot.
     func validate(against facts: FileFacts, request expected: Expectation, now: Int64, margin: Int64 = 0) -> Invalidity? {
         if version != Self.currentVersion { return .corrupt("version \(version), expected \(Self.currentVersion)") }
-        if filePath != expected.filePath { return .settingsChanged("it is for \(filePath)") }
+        if !Self.samePath(filePath, home: home, as: expected.filePath, home: expected.home) {
+            return .settingsChanged("it is for \(filePath)")
+        }
         if let change = file.identityChange(to: facts) { return .fileChanged("the file changed since it was written (\(change))") }
         if file.fingerprint != facts.fingerprint { return .fileChanged("the file changed since it was written (its first or last MiB differ)") }
         if uploadProtocol != expected.uploadProtocol {

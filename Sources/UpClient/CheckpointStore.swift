@@ -35,11 +35,8 @@ struct CheckpointStore: Sendable {
     /// Writes `checkpoint` atomically and durably.
     func save(_ checkpoint: Checkpoint) throws(UploadError) {
         let data = checkpoint.encoded()
+        try createDirectory()
         do {
-            let directory = (path as NSString).deletingLastPathComponent
-            if !directory.isEmpty, !FileManager.default.fileExists(atPath: directory) {
-                try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-            }
             // `.atomic`: Foundation writes a temporary file in the same directory and rename(2)s
             // it over the checkpoint; the fsync after makes the new content durable.
             let url = URL(fileURLWithPath: path)
@@ -54,6 +51,18 @@ struct CheckpointStore: Sendable {
         }
     }
 
+    /// Creates the checkpoint's directory when it is missing: a fresh app container has no
+    /// `Application Support` yet (``CheckpointLocation``).
+    private func createDirectory() throws(UploadError) {
+        let directory = (path as NSString).deletingLastPathComponent
+        guard !directory.isEmpty, !FileManager.default.fileExists(atPath: directory) else { return }
+        do {
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        } catch {
+            throw UploadError(.checkpoint, "cannot create the checkpoint directory \(directory): \(Self.reason(error))")
+        }
+    }
+
     /// Deletes the checkpoint (and a leftover temporary file); missing files are fine.
     func remove() {
         try? FileManager.default.removeItem(atPath: path)
@@ -63,6 +72,7 @@ struct CheckpointStore: Sendable {
     /// Takes the lock; throws ``UploadError/Kind/checkpoint`` when another live upload holds it.
     /// Returns the lock's content, for ``unlock(_:)``.
     func lock() throws(UploadError) -> String {
+        try createDirectory()
         let owner = "\(ProcessInfo.processInfo.processIdentifier) \(UInt64.random(in: 1...UInt64.max))"
         for _ in 0..<3 {
             do {

@@ -3,7 +3,7 @@ import HTTPKit
 import HTTPTransport
 import Testing
 
-/// Concurrency, connection reuse, cancellation and idle cost of ``CurlTransport``.
+/// Concurrency and cancellation (both transports), connection reuse and idle cost (``CurlTransport``).
 @Suite(.serialized) struct CurlTransportConcurrencyTests {
     static func router() -> Router {
         var router = Router()
@@ -16,8 +16,12 @@ import Testing
         return router
     }
 
-    @Test func twoHundredConcurrentRequestsAllComplete() async throws {
-        let transport = try CurlTransport(configuration: .init(maxConnectionsPerHost: 8))
+    @Test(arguments: TransportUnderTest.allCases)
+    func twoHundredConcurrentRequestsAllComplete(_ kind: TransportUnderTest) async throws {
+        let transport: any HTTPTransport = switch kind {
+        case .curl: try CurlTransport(configuration: .init(maxConnectionsPerHost: 8))
+        case .urlSession: URLSessionTransport(configuration: .init(maxConnectionsPerHost: 8))
+        }
         try await withServer(Self.router()) { port in
             let bodies = try await withThrowingTaskGroup(of: (Int, String, Int).self) { group in
                 for index in 0..<200 {
@@ -36,7 +40,8 @@ import Testing
             #expect(bodies.allSatisfy { $0.1 == String($0.0) && $0.2 == 200 })
         }
         // Client-side count (the server does not expose remote ports): at most the per-host limit.
-        #expect(transport.connectionsOpened <= 8)
+        // URLSession does not tell how many connections it opened.
+        if let curl = transport as? CurlTransport { #expect(curl.connectionsOpened <= 8) }
     }
 
     @Test func sequentialRequestsReuseOneConnection() async throws {
@@ -50,8 +55,9 @@ import Testing
         #expect(transport.connectionsOpened == 1)
     }
 
-    @Test func cancellingTheTaskCancelsTheTransferPromptly() async throws {
-        let transport = try CurlTransport()
+    @Test(arguments: TransportUnderTest.allCases)
+    func cancellingTheTaskCancelsTheTransferPromptly(_ kind: TransportUnderTest) async throws {
+        let transport = try kind.make()
         try await withServer(Self.router()) { port in
             let task = Task {
                 try await transport.send(TransportRequest(method: "GET", url: "http://127.0.0.1:\(port)/slow/3000"))
@@ -68,8 +74,9 @@ import Testing
         }
     }
 
-    @Test func alreadyCancelledTaskSendsNothing() async throws {
-        let transport = try CurlTransport()
+    @Test(arguments: TransportUnderTest.allCases)
+    func alreadyCancelledTaskSendsNothing(_ kind: TransportUnderTest) async throws {
+        let transport = try kind.make()
         let served = Locked(0)
         var router = Router()
         router.get("/count") { _, _ in

@@ -4,7 +4,7 @@ import HTTPTransport
 import Testing
 import TestSupport
 
-/// ``CurlTransport/stream(_:body:)``: request bodies produced while sent and response bodies read
+/// ``StreamingHTTPTransport/stream(_:body:)`` of every ``TransportUnderTest``: request bodies produced while sent and response bodies read
 /// as they arrive, with producers and readers slower than the socket so the transfer pauses and
 /// resumes many times. Sizes are a few windows (256 KiB) each: debug builds hash slowly.
 @Suite struct CurlTransportStreamingTests {
@@ -37,9 +37,10 @@ import TestSupport
         return router
     }
 
-    @Test func streamedUploadArrivesExactly() async throws {
+    @Test(arguments: TransportUnderTest.allCases)
+    func streamedUploadArrivesExactly(_ kind: TransportUnderTest) async throws {
         let length = 6 << 20
-        let transport = try CurlTransport()
+        let transport = try kind.make()
         try await withServer(Self.router(downloadSize: 0)) { port in
             let response = try await transport.stream(
                 TransportRequest(method: "PUT", url: "http://127.0.0.1:\(port)/upload"),
@@ -50,9 +51,10 @@ import TestSupport
         }
     }
 
-    @Test func slowReaderGetsEveryByteInOrder() async throws {
+    @Test(arguments: TransportUnderTest.allCases)
+    func slowReaderGetsEveryByteInOrder(_ kind: TransportUnderTest) async throws {
         let size = 8 << 20
-        let transport = try CurlTransport()
+        let transport = try kind.make()
         try await withServer(Self.router(downloadSize: size)) { port in
             let response = try await transport.stream(
                 TransportRequest(method: "GET", url: "http://127.0.0.1:\(port)/download"), body: nil)
@@ -73,8 +75,9 @@ import TestSupport
         }
     }
 
-    @Test func producerFailureIsWhatTheCallerSees() async throws {
-        let transport = try CurlTransport()
+    @Test(arguments: TransportUnderTest.allCases)
+    func producerFailureIsWhatTheCallerSees(_ kind: TransportUnderTest) async throws {
+        let transport = try kind.make()
         try await withServer(Self.router(downloadSize: 0)) { port in
             await #expect(throws: ProducerFailed.self) {
                 _ = try await transport.stream(
@@ -87,8 +90,9 @@ import TestSupport
         }
     }
 
-    @Test func bodyShorterThanDeclaredFails() async throws {
-        let transport = try CurlTransport()
+    @Test(arguments: TransportUnderTest.allCases)
+    func bodyShorterThanDeclaredFails(_ kind: TransportUnderTest) async throws {
+        let transport = try kind.make()
         try await withServer(Self.router(downloadSize: 0)) { port in
             let error = await transportError {
                 _ = try await transport.stream(
@@ -99,8 +103,9 @@ import TestSupport
         }
     }
 
-    @Test func bodyLongerThanDeclaredFails() async throws {
-        let transport = try CurlTransport()
+    @Test(arguments: TransportUnderTest.allCases)
+    func bodyLongerThanDeclaredFails(_ kind: TransportUnderTest) async throws {
+        let transport = try kind.make()
         try await withServer(Self.router(downloadSize: 0)) { port in
             let error = await transportError {
                 _ = try await transport.stream(
@@ -111,8 +116,9 @@ import TestSupport
         }
     }
 
-    @Test func droppingTheBodyStopsTheTransfer() async throws {
-        let transport = try CurlTransport()
+    @Test(arguments: TransportUnderTest.allCases)
+    func droppingTheBodyStopsTheTransfer(_ kind: TransportUnderTest) async throws {
+        let transport = try kind.make()
         try await withServer(Self.router(downloadSize: 32 << 20)) { port in
             let start = ContinuousClock.now
             for _ in 0..<3 {
@@ -131,8 +137,9 @@ import TestSupport
         }
     }
 
-    @Test func emptyAndHeadBodiesEndAtOnce() async throws {
-        let transport = try CurlTransport()
+    @Test(arguments: TransportUnderTest.allCases)
+    func emptyAndHeadBodiesEndAtOnce(_ kind: TransportUnderTest) async throws {
+        let transport = try kind.make()
         try await withServer(Self.router(downloadSize: 0)) { port in
             for method in ["GET", "HEAD"] {
                 let response = try await transport.stream(

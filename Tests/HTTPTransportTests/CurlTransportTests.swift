@@ -5,7 +5,8 @@ import NativeTestSupport
 import TestSupport
 import Testing
 
-/// Round trips, headers and failures of ``CurlTransport`` against a live loopback server.
+/// Round trips, headers and failures against a live loopback server: the transport contract, run
+/// against every ``TransportUnderTest`` (tests of libcurl's own settings name ``CurlTransport``).
 @Suite struct CurlTransportTests {
     static func echoRouter() -> Router {
         var router = Router()
@@ -35,8 +36,9 @@ import Testing
         return router
     }
 
-    @Test func getRoundTrip() async throws {
-        let transport = try CurlTransport()
+    @Test(arguments: TransportUnderTest.allCases)
+    func getRoundTrip(_ kind: TransportUnderTest) async throws {
+        let transport = try kind.make()
         try await withServer(Self.echoRouter()) { port in
             let response = try await transport.send(TransportRequest(method: "GET", url: "http://127.0.0.1:\(port)/echo?a=1"))
             #expect(response.status == 200)
@@ -46,9 +48,9 @@ import Testing
         }
     }
 
-    @Test(arguments: ["POST", "PUT", "DELETE"])
-    func bodyRoundTripWithoutExpectContinue(method: String) async throws {
-        let transport = try CurlTransport()
+    @Test(arguments: TransportUnderTest.allCases, ["POST", "PUT", "DELETE"])
+    func bodyRoundTripWithoutExpectContinue(_ kind: TransportUnderTest, method: String) async throws {
+        let transport = try kind.make()
         let payload = (0..<(2 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 7) }
         try await withServer(Self.echoRouter()) { port in
             let response = try await transport.send(TransportRequest(
@@ -65,8 +67,9 @@ import Testing
         }
     }
 
-    @Test func headResponseHasHeadersAndNoBody() async throws {
-        let transport = try CurlTransport()
+    @Test(arguments: TransportUnderTest.allCases)
+    func headResponseHasHeadersAndNoBody(_ kind: TransportUnderTest) async throws {
+        let transport = try kind.make()
         try await withServer(Self.echoRouter()) { port in
             let response = try await transport.send(TransportRequest(method: "HEAD", url: "http://127.0.0.1:\(port)/big"))
             #expect(response.status == 200)
@@ -75,7 +78,20 @@ import Testing
         }
     }
 
-    @Test func responseHeadersKeepOrderAndCaseAndLookUpCaseInsensitively() async throws {
+    @Test(arguments: TransportUnderTest.allCases)
+    func responseHeadersLookUpCaseInsensitively(_ kind: TransportUnderTest) async throws {
+        let transport = try kind.make()
+        try await withServer(Self.echoRouter()) { port in
+            let response = try await transport.send(TransportRequest(method: "GET", url: "http://127.0.0.1:\(port)/echo"))
+            #expect(response[header: "x-custom-thing"] == "v1")
+            #expect(response[header: "X-CUSTOM-THING"] == "v1")
+            #expect(response.values(for: "x-echo-method") == ["GET"])
+            #expect(response[header: "X-Missing"] == nil)
+        }
+    }
+
+    /// libcurl hands over the fields as they arrived; URLSession's dictionary cannot (its type's notes).
+    @Test func curlResponseHeadersKeepOrderAndCase() async throws {
         let transport = try CurlTransport()
         try await withServer(Self.echoRouter()) { port in
             let response = try await transport.send(TransportRequest(method: "GET", url: "http://127.0.0.1:\(port)/echo"))
@@ -104,8 +120,9 @@ import Testing
         }
     }
 
-    @Test func refusedConnectionIsConnect() async throws {
-        let transport = try CurlTransport()
+    @Test(arguments: TransportUnderTest.allCases)
+    func refusedConnectionIsConnect(_ kind: TransportUnderTest) async throws {
+        let transport = try kind.make()
         var closedPort = 0
         try await withServer(Router()) { port in closedPort = port }
         let error = await transportError {
@@ -117,13 +134,21 @@ import Testing
     static let wholeReply = Array(
         "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 11\r\nX-Reqid: r1\r\n\r\n{\"ok\":true}".utf8)
 
+    /// Bytes up to and including the blank line that ends the head.
+    static let headLength = wholeReply.count - 11
+
     /// Found by scripts/chaos/net-fault: libcurl reports success when the connection closes after
     /// the status line but inside the header fields, so a v2 part reply cut there came back as a
     /// complete 200 with no body, and the upload client gave up on "reply is not a JSON object"
     /// instead of retrying. Every cut of the reply must be an error; only the whole reply is a
     /// response.
-    @Test(arguments: [17, 30, 50, 67, 70, 82, 84, 90, wholeReply.count])
-    func aReplyCutAnywhereIsAnErrorNotAResponse(_ cut: Int) async throws {
+    @Test(arguments: TransportUnderTest.allCases, [17, 30, 50, 67, 70, 82, 84, 90, wholeReply.count])
+    func aReplyCutAnywhereIsAnErrorNotAResponse(_ kind: TransportUnderTest, _ cut: Int) async throws {
+        // FoundationNetworking (Linux) kills the process ("Transfer completed, but there's no
+        // response", NativeProtocol.swift) when the connection closes inside the header fields,
+        // so URLSessionTransport is run here only on cuts from the end of the head on. An
+        // Apple-platform URLSession is a different implementation; this cannot be checked here.
+        if kind == .urlSession, cut < Self.headLength { return }
         let (ports, announce) = AsyncStream<Int>.makeStream()
         let server = Task {
             try await BlockingIO.run {
@@ -143,7 +168,7 @@ import Testing
         }
         var iterator = ports.makeAsyncIterator()
         let port = try #require(await iterator.next())
-        let transport = try CurlTransport()
+        let transport = try kind.make()
         var response: TransportResponse?
         let error = await transportError {
             response = try await transport.send(TransportRequest(method: "GET", url: "http://127.0.0.1:\(port)/cut"))
@@ -157,8 +182,9 @@ import Testing
         }
     }
 
-    @Test func slowHandlerPastTheTimeoutIsTimeout() async throws {
-        let transport = try CurlTransport()
+    @Test(arguments: TransportUnderTest.allCases)
+    func slowHandlerPastTheTimeoutIsTimeout(_ kind: TransportUnderTest) async throws {
+        let transport = try kind.make()
         try await withServer(Self.echoRouter()) { port in
             let start = ContinuousClock.now
             let error = await transportError {
@@ -183,8 +209,9 @@ import Testing
         }
     }
 
-    @Test func responseOverTheCapIsTooLarge() async throws {
-        let transport = try CurlTransport()
+    @Test(arguments: TransportUnderTest.allCases)
+    func responseOverTheCapIsTooLarge(_ kind: TransportUnderTest) async throws {
+        let transport = try kind.make()
         try await withServer(Self.echoRouter()) { port in
             let error = await transportError {
                 _ = try await transport.send(TransportRequest(
@@ -214,16 +241,17 @@ import Testing
         ("HEAD with a body", TransportRequest(method: "HEAD", url: "http://127.0.0.1:1/", body: .bytes([1]))),
     ]
 
-    @Test(arguments: invalidRequests.indices)
-    func badInputIsRefusedNotSent(index: Int) async throws {
-        let transport = try CurlTransport()
+    @Test(arguments: TransportUnderTest.allCases, invalidRequests.indices)
+    func badInputIsRefusedNotSent(_ kind: TransportUnderTest, index: Int) async throws {
+        let transport = try kind.make()
         let (label, request) = Self.invalidRequests[index]
         let error = await transportError { _ = try await transport.send(request) }
         #expect(error?.kind == .invalidRequest, "\(label): \(String(describing: error))")
     }
 
-    @Test func zeroAndNegativeTimeoutsFailFastInsteadOfWaitingForever() async throws {
-        let transport = try CurlTransport()
+    @Test(arguments: TransportUnderTest.allCases)
+    func zeroAndNegativeTimeoutsFailFastInsteadOfWaitingForever(_ kind: TransportUnderTest) async throws {
+        let transport = try kind.make()
         try await withServer(Self.echoRouter()) { port in
             let start = ContinuousClock.now
             for (timeout, connect) in [(Duration.zero, Duration.seconds(1)), (.seconds(-5), .seconds(-5))] {

@@ -3,7 +3,7 @@ import HTTPKit
 import HTTPTransport
 import Testing
 
-/// File-region bodies and upload progress of ``CurlTransport``.
+/// File-region bodies and upload progress, for every ``TransportUnderTest``.
 @Suite struct CurlTransportUploadTests {
     /// A PUT route that hashes the body as it streams in and answers `"<count> <fnv>"`.
     static func hashingRouter() -> Router {
@@ -20,14 +20,15 @@ import Testing
         return router
     }
 
-    @Test func sixteenMebibyteFileRegionIsStreamedExactly() async throws {
+    @Test(arguments: TransportUnderTest.allCases)
+    func sixteenMebibyteFileRegionIsStreamedExactly(_ kind: TransportUnderTest) async throws {
         let prefix = 1 << 20 + 13, length = 16 << 20, suffix = 4099
         let bytes = (0..<(prefix + length + suffix)).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ $0 >> 11) }
         let file = try TemporaryFile(bytes: bytes)
         defer { file.remove() }
         let expected = checksum(bytes[prefix..<(prefix + length)])
         let sent = Locked<[Int64]>([])
-        let transport = try CurlTransport()
+        let transport = try kind.make()
         try await withServer(Self.hashingRouter()) { port in
             let response = try await transport.send(TransportRequest(
                 method: "PUT", url: "http://127.0.0.1:\(port)/upload",
@@ -43,10 +44,11 @@ import Testing
         #expect(reports.last == Int64(length))
     }
 
-    @Test func bytesBodyProgressEndsAtBodySize() async throws {
+    @Test(arguments: TransportUnderTest.allCases)
+    func bytesBodyProgressEndsAtBodySize(_ kind: TransportUnderTest) async throws {
         let payload = [UInt8](repeating: 9, count: 3 << 20)
         let sent = Locked<[Int64]>([])
-        let transport = try CurlTransport()
+        let transport = try kind.make()
         try await withServer(Self.hashingRouter()) { port in
             let response = try await transport.send(TransportRequest(
                 method: "PUT", url: "http://127.0.0.1:\(port)/upload", body: .bytes(payload),
@@ -58,10 +60,11 @@ import Testing
         #expect(sent.value.last == Int64(payload.count))
     }
 
-    @Test func emptyFileRegionSendsAnEmptyBody() async throws {
+    @Test(arguments: TransportUnderTest.allCases)
+    func emptyFileRegionSendsAnEmptyBody(_ kind: TransportUnderTest) async throws {
         let file = try TemporaryFile(bytes: [1, 2, 3])
         defer { file.remove() }
-        let transport = try CurlTransport()
+        let transport = try kind.make()
         try await withServer(Self.hashingRouter()) { port in
             let response = try await transport.send(TransportRequest(
                 method: "PUT", url: "http://127.0.0.1:\(port)/upload", body: .file(path: file.path, offset: 3, length: 0)
@@ -70,8 +73,9 @@ import Testing
         }
     }
 
-    @Test func missingFileIsIOWithErrno() async throws {
-        let transport = try CurlTransport()
+    @Test(arguments: TransportUnderTest.allCases)
+    func missingFileIsIOWithErrno(_ kind: TransportUnderTest) async throws {
+        let transport = try kind.make()
         let error = await transportError {
             _ = try await transport.send(TransportRequest(
                 method: "PUT", url: "http://127.0.0.1:1/upload",
@@ -81,10 +85,11 @@ import Testing
         #expect(error?.kind == .io(errno: ENOENT))
     }
 
-    @Test func regionPastTheEndOfTheFileIsIOBeforeSending() async throws {
+    @Test(arguments: TransportUnderTest.allCases)
+    func regionPastTheEndOfTheFileIsIOBeforeSending(_ kind: TransportUnderTest) async throws {
         let file = try TemporaryFile(bytes: [UInt8](repeating: 0, count: 100))
         defer { file.remove() }
-        let transport = try CurlTransport()
+        let transport = try kind.make()
         let error = await transportError {
             _ = try await transport.send(TransportRequest(
                 method: "PUT", url: "http://127.0.0.1:1/upload", body: .file(path: file.path, offset: 50, length: 51)
