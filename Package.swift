@@ -58,7 +58,7 @@ let package = Package(
         .target(name: "UpCore", dependencies: ["NativeCrypto"], swiftSettings: safeOnly),
         .target(name: "HTTPKit", dependencies: ["NativeHTTP", "NativeOS", "Basics"], swiftSettings: safeOnly),
         // One durable delivery machine and store role for both servers (DESIGN.md "Round 2").
-        .target(name: "Outbox", dependencies: ["Basics", "NativeStore"], swiftSettings: safeOnly),
+        .target(name: "Outbox", dependencies: ["Basics", "NativeStore", "NativePostgres"], swiftSettings: safeOnly),
         // CurlTransport on Linux only; URLSessionTransport everywhere (the one an Apple app uses).
         .target(
             name: "HTTPTransport",
@@ -80,7 +80,7 @@ let package = Package(
             name: "UpServer",
             dependencies: [
                 "UpCore", "HTTPKit", "HTTPTransport", "ServerShell", "NativeStore", "NativeOS", "NativeCrypto", "Basics",
-                "Outbox",
+                "Outbox", "NativePostgres", "ObjectStorage",
             ],
             swiftSettings: safeOnly
         ),
@@ -113,7 +113,7 @@ let package = Package(
             swiftSettings: safeOnly
         ),
         .testTarget(
-            name: "OutboxTests", dependencies: ["Outbox", "Basics", "NativeStore", "TestSupport"], swiftSettings: safeOnly),
+            name: "OutboxTests", dependencies: ["Outbox", "Basics", "NativeStore", "NativePostgres", "TestSupport"], swiftSettings: safeOnly),
         .testTarget(
             name: "HTTPKitTests", dependencies: ["HTTPKit", "NativeHTTP", "NativeTestSupport", "TestSupport"],
             swiftSettings: safeOnly),
@@ -124,7 +124,7 @@ let package = Package(
             name: "UpServerTests",
             dependencies: [
                 "UpServer", "UpCore", "HTTPKit", "HTTPTransport", "NativeStore", "NativeOS", "NativeCrypto", "NativeHTTP", "Basics",
-                "ServerShell", "TestSupport", "Outbox",
+                "ServerShell", "TestSupport", "Outbox", "NativePostgres", "ObjectStorage",
             ],
             swiftSettings: safeOnly
         ),

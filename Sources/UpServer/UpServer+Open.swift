@@ -6,8 +6,9 @@ import NativeOS
 
 extension UpServer {
     /// Opens a production up-server over `configuration.dataDirectory`: creates the directory,
-    /// loads (or creates) the ctx secret, opens the blob store (`blobs/`) and the SQLite index
-    /// (`index.sqlite3`), and wires HTTP callbacks. Call `start()`/`run()` afterwards.
+    /// loads (or creates) the ctx secret, opens the blob store (`blobs/`, or S3) and the index
+    /// (`index.sqlite3`, or PostgreSQL: ``openStores(configuration:directory:logger:)``), and
+    /// wires HTTP callbacks. Call `start()`/`run()` afterwards.
     ///
     /// - Parameters:
     ///   - configuration: A validated configuration.
@@ -27,16 +28,13 @@ extension UpServer {
         let directory = URL(fileURLWithPath: configuration.dataDirectory, isDirectory: true)
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let secret = try contextSecret(configuration: configuration, directory: directory, logger: logger)
-        let store = try FileBlockStore(dataDirectory: directory)
-        // Leftovers of downloads cut short by a crash (scratch files are unlinked once open).
-        try? FileManager.default.removeItem(at: store.scratchDirectory)
-        let index = try SQLiteUpIndex(dataDirectory: directory)
+        let stores = try openStores(configuration: configuration, directory: directory, logger: logger)
         let credentials = UpCredentials(keys: configuration.keys, buckets: configuration.buckets)
         let callbacks = HTTPCallbackDeliverer(
             credentials: credentials, transport: try transport ?? callbackTransport(), clock: clock,
             timeoutSeconds: configuration.callback.timeoutSeconds, logger: logger)
         return UpServer(
-            configuration: configuration, stores: UpStores(blobs: store, index: index, outbox: index.outbox),
+            configuration: configuration, stores: stores,
             callbacks: callbacks, contextSecret: secret,
             clock: clock, logger: logger, metrics: metrics, outboxPollInterval: outboxPollInterval,
             credentials: credentials)

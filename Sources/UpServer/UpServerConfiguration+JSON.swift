@@ -21,9 +21,13 @@ public import ServerShell
 /// | `syncEveryChunk` | `false` |
 /// | `callback` | `{"scheme": "qbox", "timeoutSeconds": 5, "maxRetries": 12, "retryBaseDelaySeconds": 5, "retryMaxDelaySeconds": 3600}` |
 /// | `sweepIntervalSeconds` | `300` |
+/// | `database` | none (SQLite in `<dataDirectory>`); `postgresql://user@host:5432/db`, no password |
+/// | `blobStore` | none (`<dataDirectory>/blobs`); `{"type": "s3", "endpoint", "region", "bucket", "accessKeyId", "secretAccessKey"}` |
 ///
 /// Environment overrides: `UPGATE_ACCESS_KEY` + `UPGATE_SECRET_KEY` (both or neither; together
-/// they replace the key list with that one pair), `UPGATE_UP_PUBLIC_BASE_URL`, `UPGATE_CTX_SECRET`.
+/// they replace the key list with that one pair), `UPGATE_UP_PUBLIC_BASE_URL`, `UPGATE_CTX_SECRET`,
+/// `UPGATE_UP_DATABASE_URL` (replaces `database`), `UPGATE_S3_ACCESS_KEY_ID` +
+/// `UPGATE_S3_SECRET_ACCESS_KEY` (both: replace the S3 key pair).
 extension UpServerConfiguration {
     /// Reads every key of the file (the shell refuses the others) and applies the environment.
     public static func read(
@@ -52,6 +56,7 @@ extension UpServerConfiguration {
             sweepIntervalSeconds: try file.integer("sweepIntervalSeconds", as: Int64.self) ?? 300,
             threads: common.threads, connections: common.connections)
         configuration.cors = common.cors
+        (configuration.database, configuration.blobStore) = try readStores(file, environment: environment)
         if let pair = try KeyPairVariables.read(environment) { configuration.keys = [pair.accessKey: pair.secretKey] }
         if let value = environment["UPGATE_UP_PUBLIC_BASE_URL"], !value.isEmpty { configuration.publicBaseURL = value }
         if let value = environment["UPGATE_CTX_SECRET"], !value.isEmpty { configuration.contextSecret = value }
@@ -83,6 +88,8 @@ extension UpServerConfiguration: ServiceConfiguration {
         if callback != other.callback { names.append("callback") }
         if sweepIntervalSeconds != other.sweepIntervalSeconds { names.append("sweepIntervalSeconds") }
         if threads != other.threads { names.append("threads") }
+        if database != other.database { names.append("database") }
+        if blobStore.summary != other.blobStore.summary { names.append("blobStore") }
         if connections != other.connections { names.append("maxConnections/headerTimeoutSeconds/maxConnectionsPerAddress") }
         return names
     }

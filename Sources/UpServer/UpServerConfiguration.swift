@@ -1,6 +1,7 @@
 public import Basics
 public import HTTPKit
 public import Outbox
+import ObjectStorage
 
 /// Everything up-server needs to run. Defaults are for local development on loopback.
 ///
@@ -46,6 +47,12 @@ public struct UpServerConfiguration: Sendable {
     /// The web origins allowed to call this server from a browser (`cors.allowedOrigins`);
     /// none by default (CORS off). Applied by `CORSMiddleware`; a reload applies a new list.
     public var cors: CORSPolicy = .off
+    /// The PostgreSQL index (`"database"` or `UPGATE_UP_DATABASE_URL`): a `postgresql://` URL
+    /// without a password (libpq reads it from `PGPASSWORD` or a password file). Default none: the
+    /// SQLite index in `<dataDirectory>/index.sqlite3`.
+    public var database: String? = nil
+    /// Where blobs live (`"blobStore"`). Default `.disk`: `<dataDirectory>/blobs`.
+    public var blobStore: BlobStore = .disk
 
     /// Creates a configuration; every parameter has the documented default.
     public init(
@@ -147,5 +154,7 @@ public struct UpServerConfiguration: Sendable {
             throw ConfigurationError("contextSecret must be at least 16 bytes")
         }
         if let problem = connections.problem { throw ConfigurationError(problem) }
+        _ = try databaseConnectionString()
+        if case .s3(let settings) = blobStore { try settings.validate() }
     }
 }

@@ -15,7 +15,7 @@ struct OutboxStoreContractTests {
 
     @Test(arguments: OutboxImplementation.allCases)
     func enqueuedEntriesArePendingOrBornClaimed(_ implementation: OutboxImplementation) async throws {
-        let (store, cleanup) = try implementation.make()
+        let (store, cleanup) = try await implementation.make()
         defer { cleanup() }
         let pending = try await store.enqueue(Self.message("a"), now: 100)
         let claimed = try await store.enqueue(Self.message("b", claimedBy: "me"), now: 100)
@@ -31,7 +31,7 @@ struct OutboxStoreContractTests {
 
     @Test(arguments: OutboxImplementation.allCases)
     func claimTakesWhatTheMachineCallsClaimableInDueOrder(_ implementation: OutboxImplementation) async throws {
-        let (store, cleanup) = try implementation.make()
+        let (store, cleanup) = try await implementation.make()
         defer { cleanup() }
         let early = try await store.enqueue(Self.message("early"), now: 90)
         let live = try await store.enqueue(Self.message("live", claimedBy: "other"), now: 95)  // lease until 125
@@ -54,7 +54,7 @@ struct OutboxStoreContractTests {
 
     @Test(arguments: OutboxImplementation.allCases)
     func onlyTheClaimantRecordsAndATakenOverOwnerWritesNothing(_ implementation: OutboxImplementation) async throws {
-        let (store, cleanup) = try implementation.make()
+        let (store, cleanup) = try await implementation.make()
         defer { cleanup() }
         let entry = try await store.enqueue(Self.message("m", lease: 10, claimedBy: "a"), now: 100)
         // The lease runs out; b takes over.
@@ -79,7 +79,7 @@ struct OutboxStoreContractTests {
 
     @Test(arguments: OutboxImplementation.allCases)
     func aFailureIsRetriedAndThenDelivered(_ implementation: OutboxImplementation) async throws {
-        let (store, cleanup) = try implementation.make()
+        let (store, cleanup) = try await implementation.make()
         defer { cleanup() }
         let entry = try await store.enqueue(Self.message("m", claimedBy: "a"), now: 100)
         var delivery = entry.delivery
@@ -102,7 +102,7 @@ struct OutboxStoreContractTests {
     func anExpeditedClaimIsAheadOfScheduleButNeverBesideALiveClaim(_ implementation: OutboxImplementation)
         async throws
     {
-        let (store, cleanup) = try implementation.make()
+        let (store, cleanup) = try await implementation.make()
         defer { cleanup() }
         let entry = try await store.enqueue(Self.message("m", lease: 10, claimedBy: "a"), now: 100)  // until 110
         #expect(try await store.expedite(entry.id, owner: "b", now: 109) == nil)  // a's lease runs
@@ -128,7 +128,7 @@ struct OutboxStoreContractTests {
 
     @Test(arguments: OutboxImplementation.allCases)
     func onlyADeadEntryIsRequeued(_ implementation: OutboxImplementation) async throws {
-        let (store, cleanup) = try implementation.make()
+        let (store, cleanup) = try await implementation.make()
         defer { cleanup() }
         let entry = try await store.enqueue(Self.message("m", claimedBy: "a"), now: 100)
         #expect(try await store.requeue(entry.id, now: 150) == nil)  // claimed
@@ -147,7 +147,7 @@ struct OutboxStoreContractTests {
 
     @Test(arguments: OutboxImplementation.allCases)
     func listingFiltersByPhaseNewestFirstInPages(_ implementation: OutboxImplementation) async throws {
-        let (store, cleanup) = try implementation.make()
+        let (store, cleanup) = try await implementation.make()
         defer { cleanup() }
         var ids: [Int64] = []
         for index in 0..<5 { ids.append(try await store.enqueue(Self.message("m\(index)"), now: 100).id) }

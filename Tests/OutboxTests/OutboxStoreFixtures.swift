@@ -1,4 +1,5 @@
 import Foundation
+import NativePostgres
 import NativeStore
 import Outbox
 import Synchronization
@@ -44,11 +45,12 @@ struct ScratchDirectory {
 enum OutboxImplementation: String, CaseIterable, Sendable, CustomTestStringConvertible {
     case inMemory
     case sqlite
+    case postgres
 
     var testDescription: String { rawValue }
 
     /// A fresh, empty store (and a cleanup).
-    func make() throws -> (store: any OutboxStore, cleanup: @Sendable () -> Void) {
+    func make() async throws -> (store: any OutboxStore, cleanup: @Sendable () -> Void) {
         switch self {
         case .inMemory:
             return (InMemoryOutbox(), {})
@@ -56,7 +58,18 @@ enum OutboxImplementation: String, CaseIterable, Sendable, CustomTestStringConve
             let directory = try ScratchDirectory()
             let database = try TestDatabase(path: directory.databasePath)
             return (SQLiteOutbox(table: TestDatabase.table, access: database), { directory.remove() })
+        case .postgres:
+            let pool = try await Self.postgresPool()
+            return (PostgresOutbox(table: TestDatabase.table, pool: pool), { pool.close() })
         }
+    }
+
+    /// A pool on a fresh database of the shared test cluster, with the outbox table migrated.
+    static func postgresPool(maxConnections: Int = 2) async throws -> PostgresPool {
+        let url = try await PostgresCluster.shared().createDatabase("outbox")
+        let pool = PostgresPool(try PostgresConnectionString(url), configuration: .init(maxConnections: maxConnections))
+        try await pool.migrate(PostgresOutbox.migrations(table: TestDatabase.table), table: "outbox_test_migrations")
+        return pool
     }
 }
 

@@ -100,9 +100,9 @@ struct OutboxWorkerTests {
         #expect(delivered.delivery == OutboxDelivery(state: .delivered, attempts: 1) && delivered.reply == "ok")
     }
 
-    @Test(arguments: ["in-memory", "sqlite"])
-    func twoWorkersSharingAStoreSendEveryEntryOnce(_ kind: String) async throws {
-        let (store, cleanup) = try (kind == "sqlite" ? OutboxImplementation.sqlite : .inMemory).make()
+    @Test(arguments: OutboxImplementation.allCases)
+    func twoWorkersSharingAStoreSendEveryEntryOnce(_ implementation: OutboxImplementation) async throws {
+        let (store, cleanup) = try await implementation.make()
         defer { cleanup() }
         for index in 0..<40 { _ = try await store.enqueue(OutboxMessage(payload: "m\(index)", leaseSeconds: 30), now: 100) }
         let sender = ScriptedSender()

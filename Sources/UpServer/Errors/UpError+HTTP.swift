@@ -10,7 +10,7 @@ extension UpError: HTTPResponseError {
     public var clientMessage: String { code.message }
     /// `Retry-After` on `503 insufficient storage`; nothing on other rows.
     public var responseHeaders: HTTPHeaders {
-        code == .insufficientStorage ? ["Retry-After": String(Self.retryAfterSeconds)] : [:]
+        code == .insufficientStorage || code == .storeUnavailable ? ["Retry-After": String(Self.retryAfterSeconds)] : [:]
     }
 
     /// The `Retry-After` of `503 insufficient storage`: long enough that a client with one up
@@ -73,6 +73,6 @@ extension UpError.Code {
     public static let upServerRows: [UpError.Code] = all + [
         routeNotFound, methodNotAllowed, bodyTooLarge, handlerTimedOut, bodyIncomplete, indexUnavailable,
         notMultipartForm, secondFilePart, fileBeforeToken, noSuchFile, rangeNotSatisfiable, badListMarker, noSuchDeadEntry,
-        chunkSuperseded,
+        chunkSuperseded, storeUnavailable,
     ]
 }

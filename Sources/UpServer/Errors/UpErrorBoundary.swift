@@ -9,6 +9,8 @@ import UpCore
 /// - A protocol error (`UpError`) is answered as its row says: `{"error": <message>}` with the
 ///   row's status (`UpError+HTTP.swift` lists every row up-server can send).
 /// - A full disk, whichever layer noticed it, is `503 insufficient storage` with `Retry-After`.
+/// - A shared store that does not answer (PostgreSQL, S3) is `503 store unavailable` with
+///   `Retry-After` (`StoreUnavailable`).
 /// - The client going away mid-body, or the handler cancelled at its deadline, is passed through
 ///   untouched: HTTPKit answers and logs those itself, and they are no server failure.
 /// - Anything else is a failure of ours: logged at error level and answered
@@ -40,8 +42,11 @@ enum UpErrorBoundary {
         case let known as any HTTPResponseError:
             return known  // HTTPKit's own answers (413 from a body stream): rows of the table too
         default:
-            upError = InsufficientStorage.isNoSpace(error)
-                ? UpError.insufficientStorage("\(error)") : UpError(.internalError, detail: String(describing: error))
+            upError =
+                InsufficientStorage.isNoSpace(error)
+                ? UpError.insufficientStorage("\(error)")
+                : StoreUnavailable.isUnavailable(error)
+                    ? UpError(.storeUnavailable, detail: "\(error)") : UpError(.internalError, detail: String(describing: error))
         }
         let fields: KeyValuePairs<String, Logger.Value> = [
             "reqid": .string(context.requestID), "route": .string(context.route), "error": .string(upError.description),
@@ -49,6 +54,7 @@ enum UpErrorBoundary {
         switch upError.code {
         case .internalError: context.logger.error("request failed", fields)
         case .insufficientStorage: context.logger.warning("request refused: disk full", fields)
+        case .storeUnavailable: context.logger.warning("request refused: store unavailable", fields)
         case .chunkSuperseded: context.logger.info("chunk superseded by a newer request", fields)
         default: break
         }

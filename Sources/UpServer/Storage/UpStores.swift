@@ -21,6 +21,9 @@ public struct UpStores: Sendable {
     public var sweep: any SweepIndex
     /// The callback outbox (in the objects' database: an entry is written with its object).
     public var outbox: any OutboxStore
+    /// Run once before the server listens: migrates a PostgreSQL index, checks an S3 bucket.
+    /// Default: nothing (SQLite migrates when opened; a disk needs no check).
+    public var prepare: @Sendable () async throws -> Void = {}
 
     /// Stores from separate implementations per role.
     public init(

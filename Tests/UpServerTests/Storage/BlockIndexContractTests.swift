@@ -10,7 +10,7 @@ struct BlockIndexContractTests {
     func onlyAnIncompleteBlockAtTheExpectedOffsetRewinds(kind: IndexKind) async throws {
         let directory = TemporaryDirectory()
         defer { directory.remove() }
-        let index = try kind.make(directory)
+        let index = try await kind.make(directory)
         let blob = BlobID.random()
         _ = try await index.createBlock(blob, blockSize: 8, expiresAt: 500, createdAt: 100)
         #expect(try await index.advanceBlock(blob, from: 0, to: 6, crc32: 66, sha1: nil))
@@ -30,7 +30,7 @@ struct BlockIndexContractTests {
     func aBlockCanBeCreatedHoldingItsFirstChunk(kind: IndexKind) async throws {
         let directory = TemporaryDirectory()
         defer { directory.remove() }
-        let index = try kind.make(directory)
+        let index = try await kind.make(directory)
         let partial = BlobID.random()
         let created = try await index.createBlock(
             partial, blockSize: 8, received: 5, crc32: 55, sha1: nil, expiresAt: 500, createdAt: 100)
@@ -57,7 +57,7 @@ struct BlockIndexContractTests {
     func blockAdvanceIsACompareAndSet(kind: IndexKind) async throws {
         let directory = TemporaryDirectory()
         defer { directory.remove() }
-        let index = try kind.make(directory)
+        let index = try await kind.make(directory)
         let blob = BlobID.random()
         let created = try await index.createBlock(blob, blockSize: 8, expiresAt: 500, createdAt: 100)
         #expect(created == BlockRecord(blob: blob, blockSize: 8, expiresAt: 500, createdAt: 100))

@@ -3,33 +3,9 @@ import NativeCrypto
 import Testing
 import UpServer
 
+/// `FileBlockStore` beyond the `BlockStore` contract (`BlockStoreContractTests`): files, shards,
+/// reopening, memory.
 @Suite(.serialized) struct FileBlockStoreTests {
-    @Test func appendTruncatesAnUnacknowledgedTailToTheExpectedOffset() throws {
-        let directory = TemporaryDirectory()
-        defer { directory.remove() }
-        let store = try FileBlockStore(dataDirectory: directory.url)
-        let blob = try store.create()
-        #expect(try store.append(Array("0123456789".utf8), to: blob, at: 0) == 10)
-        // The index only acknowledged 6 bytes: bytes 6..<10 are a write that was never answered.
-        #expect(try store.append(Array("abc".utf8), to: blob, at: 6) == 9)
-        #expect(try store.read(blob, range: 0..<9) == Array("012345abc".utf8))
-        #expect(try store.length(of: blob) == 9)
-    }
-
-    @Test func aBlobShorterThanTheAcknowledgedOffsetIsAnError() throws {
-        let directory = TemporaryDirectory()
-        defer { directory.remove() }
-        let store = try FileBlockStore(dataDirectory: directory.url)
-        let blob = try store.create()
-        _ = try store.append([1, 2, 3], to: blob, at: 0)
-        #expect(throws: BlockStoreError.missingBytes(blob, expected: 5, actual: 3)) {
-            try store.append([4], to: blob, at: 5)
-        }
-        #expect(try store.length(of: blob) == 3)
-        let unknown = BlobID.random()
-        #expect(throws: BlockStoreError.notFound(unknown)) { _ = try store.append([1], to: unknown, at: 0) }
-    }
-
     @Test func streamsSixteenMebibytesInPiecesWithoutHoldingTheBlob() throws {
         let directory = TemporaryDirectory()
         defer { directory.remove() }
@@ -67,23 +43,6 @@ import UpServer
         if canMeasure, let peak = PeakMemory.highWater() {
             // A blob held whole would add ≥ 16 MiB; streaming adds a few 64 KiB buffers.
             #expect(peak - before < 8 * 1024 * 1024, "peak grew by \(peak - before) bytes")
-        }
-    }
-
-    @Test func partialRangesStreamAndReadTheRightBytes() throws {
-        let directory = TemporaryDirectory()
-        defer { directory.remove() }
-        let store = try FileBlockStore(dataDirectory: directory.url)
-        let blob = try store.create()
-        var source = ByteSource(seed: 7)
-        let data = source.next(1000)
-        _ = try store.append(data, to: blob, at: 0)
-        var collected: [UInt8] = []
-        try store.forEachChunk(of: blob, range: 100..<900, size: 300) { collected += $0 }
-        #expect(collected == Array(data[100..<900]))
-        #expect(try store.read(blob, range: 990..<1000) == Array(data[990...]))
-        #expect(throws: BlockStoreError.outOfRange(blob, requested: 990..<1001, length: 1000)) {
-            _ = try store.read(blob, range: 990..<1001)
         }
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 import NativeCrypto
+import NativePostgres
 import Outbox
 import Testing
 import TestSupport
@@ -20,19 +21,40 @@ extension InMemoryUpIndex: IndexUnderTest {
     nonisolated var callbackOutbox: any OutboxStore { outbox }
 }
 
-/// Which implementation a contract test runs against; every behaviour must hold for both.
+extension PostgresUpIndex: IndexUnderTest {
+    var callbackOutbox: any OutboxStore { outbox }
+}
+
+/// Which implementation a contract test runs against; every behaviour must hold for each.
 enum IndexKind: String, CaseIterable, CustomTestStringConvertible {
     case sqlite
     case inMemory
+    case postgres
 
     var testDescription: String { rawValue }
 
-    func make(_ directory: TemporaryDirectory) throws -> any IndexUnderTest {
+    func make(_ directory: TemporaryDirectory) async throws -> any IndexUnderTest {
         switch self {
         case .sqlite: try SQLiteUpIndex(dataDirectory: directory.url)
         case .inMemory: InMemoryUpIndex()
+        case .postgres: try await postgresIndex()
         }
     }
+}
+
+/// A migrated `PostgresUpIndex` on a fresh database of the test process's shared cluster; a
+/// second index on the same database (another instance, with its own pool) with `sharing`.
+func postgresIndex(sharing other: PostgresUpIndex? = nil, maxConnections: Int = 2) async throws -> PostgresUpIndex {
+    let connectionString: PostgresConnectionString
+    if let other {
+        connectionString = other.pool.connectionString
+    } else {
+        connectionString = try PostgresConnectionString(try await PostgresCluster.shared().createDatabase("upindex"))
+    }
+    let index = PostgresUpIndex(
+        pool: PostgresPool(connectionString, configuration: .init(maxConnections: maxConnections)))
+    try await index.migrate()
+    return index
 }
 
 func object(_ key: String, _ blobs: [BlobID], bucket: String = "photos", etag: String = "Fetag") -> StoredObject {

@@ -15,7 +15,7 @@ struct MultipartIndexContractTests {
     func reuploadingAPartReplacesItAndListingPagesByMarker(kind: IndexKind) async throws {
         let directory = TemporaryDirectory()
         defer { directory.remove() }
-        let index = try kind.make(directory)
+        let index = try await kind.make(directory)
         let upload = try await index.createUpload(bucket: "photos", key: nil, expiresAt: 1000, createdAt: 100)
         #expect(upload.id.count == 32 && upload.state == .active && upload.key == nil)
         #expect(try await index.upload(id: upload.id) == upload)
@@ -42,7 +42,7 @@ struct MultipartIndexContractTests {
     func completeStoresTheObjectAndInvalidatesTheUpload(kind: IndexKind) async throws {
         let directory = TemporaryDirectory()
         defer { directory.remove() }
-        let index = try kind.make(directory)
+        let index = try await kind.make(directory)
         let upload = try await index.createUpload(bucket: "photos", key: "big.bin", expiresAt: 1000, createdAt: 100)
         let parts = [part(upload.id, 1), part(upload.id, 2), part(upload.id, 4)]
         for item in parts { _ = try await index.putPart(item, now: 200) }
@@ -80,7 +80,7 @@ struct MultipartIndexContractTests {
     func completeWithCompletionRecordAnswersItsRepeat(kind: IndexKind) async throws {
         let directory = TemporaryDirectory()
         defer { directory.remove() }
-        let index = try kind.make(directory)
+        let index = try await kind.make(directory)
         let upload = try await index.createUpload(bucket: "photos", key: "big.bin", expiresAt: 1000, createdAt: 100)
         let item = part(upload.id, 1)
         _ = try await index.putPart(item, now: 200)
@@ -112,7 +112,7 @@ struct MultipartIndexContractTests {
     func abortReturnsEveryPartBlob(kind: IndexKind) async throws {
         let directory = TemporaryDirectory()
         defer { directory.remove() }
-        let index = try kind.make(directory)
+        let index = try await kind.make(directory)
         let upload = try await index.createUpload(bucket: "photos", key: "x", expiresAt: 1000, createdAt: 100)
         let parts = [part(upload.id, 1), part(upload.id, 2)]
         for item in parts { _ = try await index.putPart(item, now: 200) }
@@ -129,7 +129,7 @@ struct MultipartIndexContractTests {
     func retiringAnUploadRecordsItsCompletionAndReturnsItsParts(kind: IndexKind) async throws {
         let directory = TemporaryDirectory()
         defer { directory.remove() }
-        let index = try kind.make(directory)
+        let index = try await kind.make(directory)
         let upload = try await index.createUpload(bucket: "photos", key: "x", expiresAt: 1000, createdAt: 100)
         let parts = [part(upload.id, 1), part(upload.id, 2)]
         for item in parts { _ = try await index.putPart(item, now: 200) }

@@ -10,7 +10,7 @@ struct ObjectIndexContractTests {
     func replacingAnObjectReturnsItsUnreferencedSegments(kind: IndexKind) async throws {
         let directory = TemporaryDirectory()
         defer { directory.remove() }
-        let index = try kind.make(directory)
+        let index = try await kind.make(directory)
         let (a, b, c, shared) = (BlobID.random(), BlobID.random(), BlobID.random(), BlobID.random())
         guard case .stored(let first, let none, nil) = try await index.putObject(
             object("k", [a, shared]), mode: .replace, completion: nil, callback: nil)
@@ -41,7 +41,7 @@ struct ObjectIndexContractTests {
     func aRepeatedMkfileFindsTheFirstCompletion(kind: IndexKind) async throws {
         let directory = TemporaryDirectory()
         defer { directory.remove() }
-        let index = try kind.make(directory)
+        let index = try await kind.make(directory)
         let key = CompletionKey.mkfile(bucket: "photos", key: "k", fsize: 20, contexts: ["ctx1", "ctx2"])
         #expect(key != CompletionKey.mkfile(bucket: "photos", key: nil, fsize: 20, contexts: ["ctx1", "ctx2"]))
         #expect(key != CompletionKey.mkfile(bucket: "photos", key: "", fsize: 20, contexts: ["ctx1", "ctx2"]))
@@ -73,7 +73,7 @@ struct ObjectIndexContractTests {
     func theOutboxRowIsWrittenWithTheObjectOrNotAtAll(kind: IndexKind) async throws {
         let directory = TemporaryDirectory()
         defer { directory.remove() }
-        let index = try kind.make(directory)
+        let index = try await kind.make(directory)
         let key = CompletionKey.mkfile(bucket: "photos", key: "k", fsize: 10, contexts: ["c"])
         // An outbox row the table refuses (no lease) is refused after the object was written:
         // all rolls back.

@@ -12,7 +12,7 @@ struct SweepIndexContractTests {
     func sweepingNeverReturnsABlobThatAnObjectReferences(kind: IndexKind) async throws {
         let directory = TemporaryDirectory()
         defer { directory.remove() }
-        let index = try kind.make(directory)
+        let index = try await kind.make(directory)
         let (used, abandoned, fresh) = (BlobID.random(), BlobID.random(), BlobID.random())
         for blob in [used, abandoned] { _ = try await index.createBlock(blob, blockSize: 10, expiresAt: 500, createdAt: 1) }
         _ = try await index.createBlock(fresh, blockSize: 10, expiresAt: 900, createdAt: 1)

@@ -1,0 +1,199 @@
+public import Foundation
+import HTTPTransport
+public import ObjectStorage
+
+/// Blobs in an S3-compatible bucket (issue 12 §2): the `BlockStore` several up-server instances
+/// share, so a chunk, a part or a download may land on any of them.
+///
+/// Layout: a blob is the objects under `blobs/<id>/`, one per append, each named by the offset
+/// it starts at (12 decimal digits, so key order is offset order): `blobs/<id>/000000000000`,
+/// `blobs/<id>/000000524288`, …; ``create()`` writes an empty one at offset 0. S3 cannot
+/// append to an object, and a v1 block arrives in chunks over several requests (possibly to
+/// different instances), so each chunk is stored as it arrives and nothing holds a whole block
+/// in memory: the bounded window is one chunk (what `BlobWriter` hands to ``append(_:to:at:)``).
+/// An object is then a manifest of blobs, each a list of chunk objects, read back in order
+/// (`StoredObject`): no byte is written twice and mkfile copies nothing. S3 multipart with
+/// `UploadPartCopy` was the alternative; its 5 MiB minimum part does not fit Qiniu's 4 MiB
+/// blocks, and it writes every byte a second time (notes: scripts/bench/s3-assembly).
+///
+/// "Acknowledged means stored": a chunk is acknowledged after S3 confirmed its PUT. An append at
+/// `expectedOffset` first removes chunks starting at or past it (tails of writes never
+/// acknowledged) and cuts a chunk that straddles it, so the blob is exactly `expectedOffset`
+/// long before the new chunk goes in; a failed PUT leaves it so. A gap in the chain of chunks
+/// means acknowledged bytes are gone: `BlockStoreError.missingBytes`, never papered over.
+///
+/// Every S3 failure surfaces as the `S3Error` itself; the error boundary answers a store that
+/// does not answer (`S3Error.isRetryable`) with 503 and `Retry-After` (`StoreUnavailable`).
+public final class S3BlockStore: BlockStore {
+    /// The bucket's client.
+    public let client: S3Client
+    /// Where downloads of several segments are joined (``fileRange(joining:)``).
+    let scratchDirectory: URL
+
+    /// A store in `client`'s bucket; downloads spool through `scratchDirectory`.
+    public init(client: S3Client, scratchDirectory: URL = FileManager.default.temporaryDirectory) {
+        self.client = client
+        self.scratchDirectory = scratchDirectory
+    }
+
+    /// The HTTP client the store talks to S3 with: libcurl, no per-host cap (every upload in
+    /// flight may be writing a chunk at once).
+    static func transport() throws(TransportError) -> CurlTransport {
+        try CurlTransport(configuration: .init(maxConnectionsPerHost: 0))
+    }
+
+    /// Fails with the store's error unless the bucket exists and the key pair may use it.
+    public func checkBucket() async throws {
+        try await client.headBucket()
+    }
+
+    static let prefix = "blobs/"
+
+    static func chunkKey(_ blob: BlobID, at offset: Int64) -> String {
+        let digits = String(offset)
+        return "\(prefix)\(blob.hex)/" + String(repeating: "0", count: max(0, 12 - digits.count)) + digits
+    }
+
+    /// The blob's chunks as S3 lists them, in offset order; empty if the blob does not exist.
+    func chunks(of blob: BlobID) throws -> [S3BlobChunk] {
+        let client = self.client
+        let prefix = "\(Self.prefix)\(blob.hex)/"
+        return try BlockingAsync.run {
+            var chunks: [S3BlobChunk] = []
+            var token: String?
+            repeat {
+                let page = try await client.listObjects(prefix: prefix, continuationToken: token)
+                chunks += page.objects.compactMap { object in
+                    Int64(object.key.dropFirst(prefix.count)).map { S3BlobChunk(key: object.key, offset: $0, size: object.size) }
+                }
+                token = page.continuationToken
+            } while token != nil
+            return chunks.sorted { $0.offset < $1.offset }
+        }
+    }
+
+    /// The chunks of an existing blob and its length: the contiguous chain from offset 0.
+    func chain(of blob: BlobID) throws -> (chunks: [S3BlobChunk], length: Int64) {
+        let all = try chunks(of: blob)
+        guard !all.isEmpty else { throw BlockStoreError.notFound(blob) }
+        return (all, S3BlobChunk.chainLength(all))
+    }
+
+    /// See `BlockStore.create()`.
+    public func create() throws -> BlobID {
+        let blob = BlobID.random()
+        let client = self.client
+        _ = try BlockingAsync.run { try await client.putObject(Self.chunkKey(blob, at: 0), body: .bytes([])) }
+        return blob
+    }
+
+    /// See `BlockStore.append(_:to:at:)`.
+    public func append(_ bytes: [UInt8], to blob: BlobID, at expectedOffset: Int64) throws -> Int64 {
+        let (chunks, length) = try chain(of: blob)
+        guard length >= expectedOffset else {
+            throw BlockStoreError.missingBytes(blob, expected: expectedOffset, actual: length)
+        }
+        let client = self.client
+        let (stale, straddling) = S3BlobChunk.beyond(expectedOffset, in: chunks)
+        let first = Self.chunkKey(blob, at: 0)
+        try BlockingAsync.run {
+            if let chunk = straddling {
+                // Keep the acknowledged head of a chunk that runs past the offset.
+                let length = Int(expectedOffset - chunk.offset)
+                let head = try await client.getObject(chunk.key, range: 0..<Int64(length))
+                _ = try await client.putObject(chunk.key, body: .bytes(try await head.body.collect(upTo: length)))
+            }
+            // The object at offset 0 is what makes the blob exist: emptied, never deleted.
+            if stale.contains(where: { $0.key == first && $0.size > 0 }) {
+                _ = try await client.putObject(first, body: .bytes([]))
+            }
+            let failed = try await client.deleteObjects(stale.map(\.key).filter { $0 != first })
+            if let failure = failed.first {
+                throw BlockStoreError.io(blob, reason: "S3 could not delete \(failure.key): \(failure.code)")
+            }
+            if !bytes.isEmpty {
+                _ = try await client.putObject(Self.chunkKey(blob, at: expectedOffset), body: .bytes(bytes))
+            }
+        }
+        return expectedOffset + Int64(bytes.count)
+    }
+
+    /// See `BlockStore.sync(_:)`: a chunk is durable once S3 confirmed its PUT, so this only
+    /// checks that the blob exists.
+    public func sync(_ blob: BlobID) throws {
+        _ = try chain(of: blob)
+    }
+
+    /// See `BlockStore.length(of:)`.
+    public func length(of blob: BlobID) throws -> Int64 {
+        try chain(of: blob).length
+    }
+
+    /// See `BlockStore.read(_:range:)`.
+    public func read(_ blob: BlobID, range: Range<Int64>) throws -> [UInt8] {
+        var bytes: [UInt8] = []
+        try forEachChunk(of: blob, range: range, size: 1 << 20) { bytes += $0 }
+        return bytes
+    }
+
+    /// See `BlockStore.forEachChunk(of:range:size:_:)`: each chunk object overlapping `range`
+    /// is fetched with a ranged GET and its body handed on as it arrives, in pieces of at most
+    /// `size` bytes.
+    public func forEachChunk(of blob: BlobID, range: Range<Int64>?, size: Int, _ body: ([UInt8]) throws -> Void) throws {
+        let (chunks, length) = try chain(of: blob)
+        let range = range ?? 0..<length
+        guard range.lowerBound >= 0, range.upperBound <= length else {
+            throw BlockStoreError.outOfRange(blob, requested: range, length: length)
+        }
+        let client = self.client
+        for (chunk, inner) in S3BlobChunk.pieces(of: range, in: chunks) {
+            let download = try BlockingAsync.run { try await client.getObject(chunk.key, range: inner) }
+            let reader = PieceReader(download.body)
+            var pending: [UInt8] = []
+            while let piece = try BlockingAsync.run({ try await reader.next() }) {
+                pending += piece
+                while pending.count >= size {
+                    try body(Array(pending.prefix(size)))
+                    pending.removeFirst(size)
+                }
+            }
+            if !pending.isEmpty { try body(pending) }
+        }
+    }
+
+    /// See `BlockStore.remove(_:)`.
+    public func remove(_ blob: BlobID) throws {
+        let keys = try chunks(of: blob).map(\.key)
+        guard !keys.isEmpty else { return }
+        let client = self.client
+        let failed = try BlockingAsync.run { try await client.deleteObjects(keys) }
+        if let first = failed.first { throw BlockStoreError.io(blob, reason: "S3 could not delete \(first.key): \(first.code)") }
+    }
+
+    /// See `BlockStore.list()`.
+    public func list() throws -> [BlobID] {
+        let client = self.client
+        return try BlockingAsync.run {
+            var blobs = Set<BlobID>()
+            var token: String?
+            repeat {
+                let page = try await client.listObjects(prefix: Self.prefix, continuationToken: token)
+                for object in page.objects {
+                    if let blob = BlobID(hex: String(object.key.dropFirst(Self.prefix.count).prefix(32))) { blobs.insert(blob) }
+                }
+                token = page.continuationToken
+            } while token != nil
+            return blobs.sorted()
+        }
+    }
+}
+
+/// One piece at a time from a response body, for a synchronous reader.
+final class PieceReader: Sendable {
+    private let body: ResponseBody
+    init(_ body: ResponseBody) { self.body = body }
+    func next() async throws -> [UInt8]? {
+        var iterator = body.makeAsyncIterator()
+        return try await iterator.next()
+    }
+}

@@ -1,0 +1,158 @@
+import Foundation
+import HTTPTransport
+import ObjectStorage
+import Testing
+import TestSupport
+import UpServer
+
+/// Which `BlockStore` a contract test runs against; every behaviour must hold for each.
+enum BlobStoreKind: String, CaseIterable, CustomTestStringConvertible {
+    case disk
+    case memory
+    case s3
+
+    var testDescription: String { rawValue }
+
+    /// A fresh, empty store (S3: a new bucket on the shared SeaweedFS).
+    func make(_ directory: TemporaryDirectory) async throws -> any BlockStore {
+        switch self {
+        case .disk: try FileBlockStore(dataDirectory: directory.url)
+        case .memory: InMemoryBlockStore()
+        case .s3: try await s3BlockStore(directory)
+        }
+    }
+}
+
+/// An `S3BlockStore` on a fresh bucket of the test process's shared SeaweedFS.
+func s3BlockStore(_ directory: TemporaryDirectory, bucket: String = SeaweedFS.uniqueBucket("blobs")) async throws
+    -> S3BlockStore
+{
+    let seaweed = try await SeaweedFS.shared()
+    let settings = S3Settings(
+        endpoint: seaweed.endpoint, region: seaweed.region, bucket: bucket,
+        credentials: S3Credentials(accessKeyId: seaweed.accessKeyId, secretAccessKey: seaweed.secretAccessKey),
+        requestTimeout: .seconds(20), transferTimeout: .seconds(60))
+    let client = try S3Client(settings: settings, transport: try CurlTransport())
+    try? await client.createBucket()
+    return S3BlockStore(client: client, scratchDirectory: directory.url.appendingPathComponent("tmp"))
+}
+
+/// The `BlockStore` contract: disk, memory and S3 (SeaweedFS).
+@Suite("BlockStore contract")
+struct BlockStoreContractTests {
+    @Test(arguments: BlobStoreKind.allCases)
+    func appendTruncatesAnUnacknowledgedTailToTheExpectedOffset(kind: BlobStoreKind) async throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let store = try await kind.make(directory)
+        try await BlockingIO.run {
+            let blob = try store.create()
+            #expect(try store.length(of: blob) == 0)
+            #expect(try store.append(Array("0123".utf8), to: blob, at: 0) == 4)
+            #expect(try store.append(Array("456789".utf8), to: blob, at: 4) == 10)
+            // The index only acknowledged 6 bytes: 6..<10 are a write that was never answered
+            // (and, in S3, half of a chunk object).
+            #expect(try store.append(Array("abc".utf8), to: blob, at: 6) == 9)
+            #expect(try store.read(blob, range: 0..<9) == Array("012345abc".utf8))
+            #expect(try store.length(of: blob) == 9)
+            // Back to a chunk boundary, then to nothing: the blob still exists, empty.
+            #expect(try store.append(Array("XY".utf8), to: blob, at: 4) == 6)
+            #expect(try store.read(blob, range: 0..<6) == Array("0123XY".utf8))
+            #expect(try store.append([], to: blob, at: 0) == 0)
+            #expect(try store.length(of: blob) == 0)
+            #expect(try store.append([7], to: blob, at: 0) == 1)
+            #expect(try store.read(blob, range: 0..<1) == [7])
+        }
+    }
+
+    @Test(arguments: BlobStoreKind.allCases)
+    func aBlobShorterThanTheAcknowledgedOffsetIsAnError(kind: BlobStoreKind) async throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let store = try await kind.make(directory)
+        try await BlockingIO.run {
+            let blob = try store.create()
+            _ = try store.append([1, 2, 3], to: blob, at: 0)
+            #expect(throws: BlockStoreError.missingBytes(blob, expected: 5, actual: 3)) {
+                try store.append([4], to: blob, at: 5)
+            }
+            #expect(try store.length(of: blob) == 3)
+            let unknown = BlobID.random()
+            #expect(throws: BlockStoreError.notFound(unknown)) { _ = try store.append([1], to: unknown, at: 0) }
+            #expect(throws: BlockStoreError.notFound(unknown)) { _ = try store.length(of: unknown) }
+            #expect(throws: BlockStoreError.notFound(unknown)) { try store.sync(unknown) }
+        }
+    }
+
+    @Test(arguments: BlobStoreKind.allCases)
+    func rangesAcrossChunksStreamTheRightBytesInBoundedPieces(kind: BlobStoreKind) async throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let store = try await kind.make(directory)
+        try await BlockingIO.run {
+            let data = BytePattern.bytes(0..<1000, seed: 7)
+            let blob = try store.create()
+            var offset: Int64 = 0
+            for start in stride(from: 0, to: 1000, by: 250) {  // four chunks, as four bputs
+                offset = try store.append(Array(data[start..<(start + 250)]), to: blob, at: offset)
+            }
+            try store.sync(blob)
+            var pieces: [[UInt8]] = []
+            try store.forEachChunk(of: blob, range: 100..<900, size: 300) { pieces.append($0) }
+            #expect(pieces.joined().elementsEqual(data[100..<900]))
+            #expect(pieces.allSatisfy { $0.count <= 300 })
+            var whole: [UInt8] = []
+            try store.forEachChunk(of: blob, size: 64) { whole += $0 }
+            #expect(whole == data)
+            #expect(try store.read(blob, range: 990..<1000) == Array(data[990...]))
+            #expect(try store.read(blob, range: 240..<260) == Array(data[240..<260]))
+            #expect(throws: BlockStoreError.outOfRange(blob, requested: 990..<1001, length: 1000)) {
+                _ = try store.read(blob, range: 990..<1001)
+            }
+        }
+    }
+
+    @Test(arguments: BlobStoreKind.allCases)
+    func listNamesEveryBlobAndRemoveIsIdempotent(kind: BlobStoreKind) async throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let store = try await kind.make(directory)
+        try await BlockingIO.run {
+            let blobs = try (0..<3).map { _ in try store.create() }
+            _ = try store.append([9, 8, 7], to: blobs[0], at: 0)
+            _ = try store.append([6], to: blobs[0], at: 3)
+            #expect(try store.list() == blobs.sorted())
+            try store.remove(blobs[0])
+            try store.remove(blobs[0])
+            try store.remove(BlobID.random())
+            #expect(try store.list() == Array(blobs[1...]).sorted())
+            #expect(throws: BlockStoreError.notFound(blobs[0])) { _ = try store.length(of: blobs[0]) }
+        }
+    }
+
+    @Test(arguments: BlobStoreKind.allCases)
+    func aDownloadOfSeveralSegmentsIsTheirBytesInOrder(kind: BlobStoreKind) async throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let store = try await kind.make(directory)
+        let (segments, expected) = try await BlockingIO.run {
+            var segments: [Segment] = []
+            var expected: [UInt8] = []
+            for seed in 0..<3 {
+                let bytes = BytePattern.bytes(0..<(700 + seed), seed: seed)
+                let blob = try store.create()
+                _ = try store.append(Array(bytes[..<300]), to: blob, at: 0)
+                _ = try store.append(Array(bytes[300...]), to: blob, at: 300)
+                segments.append(Segment(blob: blob, length: Int64(bytes.count)))
+                expected += bytes
+            }
+            return (segments, expected)
+        }
+        guard let ranges = store as? any ByteRangeServing else { return }  // memory: read() only
+        let range = try await BlockingIO.run { try ranges.fileRange(joining: segments) }
+        let handle = FileHandle(fileDescriptor: range.descriptor, closeOnDealloc: true)
+        try handle.seek(toOffset: range.offset)
+        #expect(range.length == UInt64(expected.count))
+        #expect(Array(try handle.read(upToCount: Int(range.length)) ?? Data()) == expected)
+    }
+}
