@@ -92,7 +92,7 @@ public struct PostgresOutbox: OutboxStore {
     {
         let (error, reply): (String?, String?) = switch outcome {
         case .delivered(let reply): (nil, reply)
-        case .failed(let reason): (reason, nil)
+        case .failed(let reason), .abandoned(let reason): (reason, nil)
         }
         let sql = """
             UPDATE \(table) SET state = $1, available_at = $2, owner = $3, attempts = $4,

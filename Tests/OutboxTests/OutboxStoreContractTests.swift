@@ -164,7 +164,7 @@ struct OutboxStoreContractTests {
     }
     @Test(arguments: OutboxImplementation.allCases)
     func anAbandonedAttemptIsDeadAndCountsAreByPhase(_ implementation: OutboxImplementation) async throws {
-        let (store, cleanup) = try implementation.make()
+        let (store, cleanup) = try await implementation.make()
         defer { cleanup() }
         let entry = try await store.enqueue(Self.message("m", claimedBy: "a"), now: 100)
         _ = try await store.enqueue(Self.message("later"), now: 100)

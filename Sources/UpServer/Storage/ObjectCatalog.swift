@@ -3,8 +3,8 @@
 ///
 /// Keys are ordered by their UTF-8 bytes (SQLite's BINARY collation; `COLLATE "C"` on
 /// PostgreSQL), which is code-point order. Every implementation passes the same contract suite
-/// (`Tests/UpServerTests/Storage/ObjectCatalogContractTests.swift`): `SQLiteUpIndex` and the
-/// in-memory twin `InMemoryUpIndex`.
+/// (`Tests/UpServerTests/Storage/ObjectCatalogContractTests.swift`): `SQLiteUpIndex`,
+/// `PostgresUpIndex` and the in-memory twin `InMemoryUpIndex`.
 ///
 /// Blobs are shared, never copied: a copy names the same blobs as its source (its `segments`
 /// rows), and a blob is released only when no segment, block or part row names it any more (the

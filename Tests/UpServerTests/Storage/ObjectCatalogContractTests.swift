@@ -12,7 +12,7 @@ struct ObjectCatalogContractTests {
     func listsInByteOrderWithinBounds(kind: IndexKind) async throws {
         let directory = TemporaryDirectory()
         defer { directory.remove() }
-        let index = try kind.make(directory)
+        let index = try await kind.make(directory)
         // "é" (U+00E9) sorts after "z" by bytes; "e\u{301}" is another key than "é".
         for key in ["b", "a/2", "a/1", "z", "é", "e\u{301}", "a"] { try await put(index, key, [BlobID.random()]) }
         try await put(index, "a/1", [BlobID.random()], bucket: "other")
@@ -28,7 +28,7 @@ struct ObjectCatalogContractTests {
     func copiesShareBlobsAndReleaseOnlyWhatNothingNames(kind: IndexKind) async throws {
         let directory = TemporaryDirectory()
         defer { directory.remove() }
-        let index = try kind.make(directory)
+        let index = try await kind.make(directory)
         let (a, b, c) = (BlobID.random(), BlobID.random(), BlobID.random())
         try await put(index, "src", [a, b])
         try await put(index, "taken", [c])
@@ -65,7 +65,7 @@ struct ObjectCatalogContractTests {
     func changesAttributesButNotBytesOrVersion(kind: IndexKind) async throws {
         let directory = TemporaryDirectory()
         defer { directory.remove() }
-        let index = try kind.make(directory)
+        let index = try await kind.make(directory)
         try await put(index, "k", [BlobID.random()])
         let name = ObjectName(bucket: "photos", key: "k")
         let before = try #require(try await index.object(bucket: "photos", key: "k"))
@@ -85,7 +85,7 @@ struct ObjectCatalogContractTests {
     func theLifecycleSweepDeletesWhatRanOutAndKeepsSharedBlobs(kind: IndexKind) async throws {
         let directory = TemporaryDirectory()
         defer { directory.remove() }
-        let index = try kind.make(directory)
+        let index = try await kind.make(directory)
         let (a, b) = (BlobID.random(), BlobID.random())
         try await put(index, "old", [a])  // putTime 1000, 7 days
         try await put(index, "shared", [b])

@@ -6,7 +6,7 @@ extension PostgresUpIndex {
     /// The tables are `SQLiteUpIndex`'s (same names, columns and constraints), so the two read
     /// alike and a migration tool can copy rows across one for one. Times are Unix seconds in
     /// `bigint`; blob ids are the 32-hex `BlobID` text; hashes are `bytea`.
-    static let migrations = [schemaV1, PostgresOutbox.migrations(table: CallbackMessage.table)[0]]
+    static let migrations = [schemaV1, PostgresOutbox.migrations(table: CallbackMessage.table)[0], catalogV3]
 
     /// Blocks, objects and their segments, completions, uploads and parts.
     static let schemaV1 =
@@ -79,5 +79,15 @@ extension PostgresUpIndex {
             PRIMARY KEY (upload_id, part_number)
         );
         CREATE INDEX parts_blob ON parts (blob);
+        """
+
+    /// Migration 3 (what `SQLiteUpIndex`'s migration 4 is, for the storage API): the lifecycle
+    /// sweep finds expired objects through an index on the same expression its query uses
+    /// (`PostgresUpIndex+Catalog.swift`), over rows with a rule only; listing walks keys in byte
+    /// order (`COLLATE "C"`, SQLite's BINARY) whatever collation the database was created with.
+    static let catalogV3 = """
+        CREATE INDEX objects_expiry ON objects ((put_time + delete_after_days * 86400::bigint))
+            WHERE delete_after_days IS NOT NULL;
+        CREATE INDEX objects_key_c ON objects (bucket, object_key COLLATE "C");
         """
 }

@@ -3,7 +3,7 @@ public import NativePostgres
 public import Outbox
 
 /// The index on PostgreSQL (issue 12 §2): every role (`BlockIndex`, `MultipartIndex`,
-/// `ObjectIndex`, `SweepIndex`, one extension each) and the callback outbox (``outbox``) in one
+/// `ObjectIndex`, `ObjectCatalog`, `SweepIndex`, one extension each) and the callback outbox (``outbox``) in one
 /// database, so several up-server instances share it and any request may land on any of them.
 ///
 /// What `SQLiteUpIndex` gets from SQLite's one writer, this gets from the database (DESIGN.md
@@ -54,7 +54,9 @@ public final class PostgresUpIndex: Sendable {
     /// collision between two names only makes them wait for each other.
     ///
     /// Order, where one transaction takes several: the completion, then the upload row, then the
-    /// object name — never the other way, so two transactions cannot wait on each other.
+    /// object name — never the other way, so two transactions cannot wait on each other; two
+    /// object names (a copy or move) in the order of their lock names; the lifecycle sweep only
+    /// tries its names' locks and skips a busy one.
     static func lockName(_ name: String, on connection: PostgresConnection) throws {
         try connection.query("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", [.text(name)])
     }
