@@ -55,12 +55,14 @@ JSON
     read -r -a ports <<<"$(_seaweedfs_free_ports 8)"
     # One process runs master, volume server, filer and S3 gateway. gRPC ports are given too (the
     # default is port+10000, which may be taken or past 65535); Iceberg and Lance endpoints off;
-    # volume.preStopSeconds=0 so TERM does not wait 10 s first; TMPDIR keeps its logs in DIR (its
+    # volume.preStopSeconds=0 so TERM does not wait 10 s first; 64 MB volumes, because every bucket is
+    # a collection that grows several volumes at once and volume.max=0 allows free disk / volume size
+    # of them (1 GB volumes ran out after a dozen test buckets: 500 InternalError on every PUT); TMPDIR keeps its logs in DIR (its
     # gRPC unix sockets go to /tmp/seaweedfs-*-grpc-PORT.sock whatever TMPDIR says: stop removes them).
     TMPDIR="$dir" "$weed" server -ip=127.0.0.1 -ip.bind=127.0.0.1 -dir="$dir/data" \
         -master.port="${ports[0]}" -master.port.grpc="${ports[1]}" \
         -volume.port="${ports[2]}" -volume.port.grpc="${ports[3]}" -volume.max=0 -volume.preStopSeconds=0 \
-        -master.volumeSizeLimitMB=1024 \
+        -master.volumeSizeLimitMB=64 \
         -filer -filer.port="${ports[4]}" -filer.port.grpc="${ports[5]}" -filer.localSocket="$dir/filer.sock" \
         -s3 -s3.port="${ports[6]}" -s3.port.grpc="${ports[7]}" -s3.config="$dir/s3.json" -s3.localSocket="$dir/s3.sock" \
         -s3.port.iceberg=0 -s3.port.lance=0 >"$dir/weed.log" 2>&1 &
