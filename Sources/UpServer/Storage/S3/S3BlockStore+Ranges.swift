@@ -1,32 +1,7 @@
-import Foundation
-import NativeCrypto
-
 extension S3BlockStore: ByteRangeServing {
-    /// See `ByteRangeServing.fileRange(joining:)`: the segments are streamed from S3, 1 MiB at a
-    /// time, into an unlinked scratch file that the HTTP server then sends. HTTPKit's response
-    /// body is bytes or one file range, not a stream, so this is how a download of any size
-    /// keeps a bounded footprint; the price is one local copy per download (issue 12 notes).
+    /// See `ByteRangeServing.fileRange(joining:)`: the segments are streamed from S3 into a
+    /// scratch file (`BlockStore.spool(_:in:)`) that the HTTP server then sends.
     public func fileRange(joining segments: [Segment]) throws -> FileRange {
-        try FileManager.default.createDirectory(at: scratchDirectory, withIntermediateDirectories: true)
-        let file = scratchDirectory.appendingPathComponent("download-" + Hex.encode(SecureRandom.bytes(12)))
-        guard FileManager.default.createFile(atPath: file.path, contents: nil) else {
-            throw BlockStoreError.io(nil, reason: "cannot create \(file.path)")
-        }
-        defer { try? FileManager.default.removeItem(at: file) }
-        let writer = try FileHandle(forWritingTo: file)
-        defer { try? writer.close() }
-        var total: Int64 = 0
-        for segment in segments where segment.length > 0 {
-            try forEachChunk(of: segment.blob, range: 0..<segment.length, size: 1 << 20) { piece in
-                try writer.write(contentsOf: Data(piece))
-            }
-            total += segment.length
-        }
-        let reader = try FileHandle(forReadingFrom: file)
-        defer { try? reader.close() }
-        // The handle closes its own descriptor; the range's is a duplicate.
-        let descriptor = dup(reader.fileDescriptor)
-        guard descriptor >= 0 else { throw BlockStoreError.io(nil, reason: "dup failed") }
-        return FileRange(descriptor: descriptor, offset: 0, length: UInt64(total))
+        try spool(segments, in: scratchDirectory)
     }
 }
