@@ -21,14 +21,8 @@ extension InMemoryUpIndex: ObjectCatalog {
     ) throws -> [BlobID]? {
         let outbox = self.outbox
         return try transaction { state in
-            guard var object = state.objects[Name(source.bucket, source.key)] else { return nil }
-            if source == destination {
-                if mode == .insertOnly { throw UpIndexError.objectExists }
-                return []
-            }
-            object.bucket = destination.bucket
-            object.key = destination.key
-            if let putTime { object.putTime = putTime }
+            guard let original = state.objects[Name(source.bucket, source.key)] else { return nil }
+            guard let object = try original.copied(to: destination, mode: mode, putTime: putTime) else { return [] }
             if removeSource { state.objects[Name(source.bucket, source.key)] = nil }
             let outcome = try Self.store(
                 object, mode: mode, completion: nil, callback: nil, extraReleased: [], outbox: outbox, in: &state)

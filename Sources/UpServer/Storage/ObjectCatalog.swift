@@ -75,6 +75,25 @@ public enum ObjectChange: Sendable, Equatable {
 }
 
 extension StoredObject {
+    /// What a copy or move of this object to `destination` writes, the same decision for every
+    /// `ObjectCatalog`: this object under the new name (with `putTime` when given), or nil when
+    /// the destination is the object itself (nothing to write).
+    ///
+    /// - Throws: `UpIndexError.objectExists` for an insert-only copy onto itself.
+    public func copied(to destination: ObjectName, mode: PutMode, putTime: Int64?) throws -> StoredObject? {
+        if name == destination {
+            if mode == .insertOnly { throw UpIndexError.objectExists }
+            return nil
+        }
+        var copy = self
+        copy.bucket = destination.bucket
+        copy.key = destination.key
+        if let putTime { copy.putTime = putTime }
+        return copy
+    }
+}
+
+extension StoredObject {
     /// Seconds in one of `deleteAfterDays`' days.
     public static let secondsPerDay: Int64 = 86_400
 

@@ -22,16 +22,10 @@ extension SQLiteUpIndex: ObjectCatalog {
     ) async throws -> [BlobID]? {
         try await perform { database in
             try database.transaction {
-                guard var object = try Self.object(bucket: source.bucket, key: source.key, in: database) else {
+                guard let original = try Self.object(bucket: source.bucket, key: source.key, in: database) else {
                     return nil
                 }
-                if source == destination {
-                    if mode == .insertOnly { throw UpIndexError.objectExists }
-                    return []
-                }
-                object.bucket = destination.bucket
-                object.key = destination.key
-                if let putTime { object.putTime = putTime }
+                guard let object = try original.copied(to: destination, mode: mode, putTime: putTime) else { return [] }
                 if removeSource {
                     // The segments go with the row (ON DELETE CASCADE); the copy names them again below.
                     try database.run(

@@ -44,16 +44,10 @@ extension PostgresUpIndex: ObjectCatalog {
         try await transaction { connection in
             let locks = Set([source, destination].map { Self.objectLock(bucket: $0.bucket, key: $0.key) })
             for lock in locks.sorted() { try Self.lockName(lock, on: connection) }
-            guard var object = try Self.object(bucket: source.bucket, key: source.key, on: connection) else {
+            guard let original = try Self.object(bucket: source.bucket, key: source.key, on: connection) else {
                 return nil
             }
-            if source == destination {
-                if mode == .insertOnly { throw UpIndexError.objectExists }
-                return []
-            }
-            object.bucket = destination.bucket
-            object.key = destination.key
-            if let putTime { object.putTime = putTime }
+            guard let object = try original.copied(to: destination, mode: mode, putTime: putTime) else { return [] }
             if removeSource {
                 // The segments go with the row (ON DELETE CASCADE); the copy names them again below.
                 try connection.query(
