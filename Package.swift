@@ -65,12 +65,12 @@ let package = Package(
             dependencies: [.target(name: "NativeCurl", condition: .when(platforms: [.linux])), "NativeOS", "Basics"],
             swiftSettings: safeOnly),
         // The one server shell: configuration files, command line, listen/signals/drain/stop.
-        .target(name: "ServerShell", dependencies: ["HTTPKit", "NativeOS", "UpCore", "Basics"], swiftSettings: safeOnly),
+        .target(name: "ServerShell", dependencies: ["HTTPKit", "NativeOS", "NativePostgres", "UpCore", "Basics"], swiftSettings: safeOnly),
         .target(
             name: "BizServer",
             dependencies: [
                 "UpCore", "HTTPKit", "HTTPTransport", "ServerShell", "NativeStore", "NativeOS", "NativeCrypto", "Basics",
-                "Outbox",
+                "Outbox", "NativePostgres",
             ],
             // The upload page and upgate.js (issue 13), served by WebPageController.
             resources: [.copy("Web")],
@@ -152,7 +152,7 @@ let package = Package(
             name: "BizServerTests",
             dependencies: [
                 "BizServer", "UpCore", "HTTPKit", "NativeCrypto", "NativeStore", "Basics", "ServerShell", "TestSupport", "Outbox",
-                "HTTPTransport",
+                "HTTPTransport", "NativePostgres",
             ],
             swiftSettings: safeOnly
         ),

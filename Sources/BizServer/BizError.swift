@@ -10,7 +10,7 @@ public struct BizError: Error, Sendable, Equatable, CustomStringConvertible {
     public let message: String
     /// Stable, label-safe name (metrics, logs, tests).
     public let name: String
-    /// Seconds for a `Retry-After` header (429 only).
+    /// Seconds for a `Retry-After` header (429s, and 503s: the store is back within seconds).
     public let retryAfter: Int?
     /// Log-only context.
     public let detail: String
@@ -75,5 +75,6 @@ public struct BizError: Error, Sendable, Equatable, CustomStringConvertible {
     // MARK: Server
 
     /// The upload store failed; the caller should retry (the up server's outbox does).
-    public static let storeUnavailable = BizError(503, "store_unavailable", "upload store unavailable, retry later")
+    public static let storeUnavailable = BizError(
+        503, "store_unavailable", "upload store unavailable, retry later", retryAfter: 1)
 }

@@ -3,6 +3,7 @@ public import HTTPKit
 public import HTTPTransport
 import NativeCrypto
 public import ServerShell
+import NativePostgres
 import Synchronization
 import UpCore
 
@@ -38,6 +39,10 @@ public final class BizServer: HostedService {
         let logger: Logger
         /// Sends the webhook deliveries the store holds, on the background loop.
         let webhooks: WebhookDispatcher
+        /// Makes the per-client and per-end-user limiters (in-process, or shared in PostgreSQL).
+        let rateLimits: RateLimitFactory
+        /// Readies the stores before the server listens (migrates PostgreSQL).
+        let prepareStores: @Sendable () async throws -> Void
     }
 
     /// The registry served at `/metrics`.
@@ -47,7 +52,7 @@ public final class BizServer: HostedService {
 
     private let parts: Parts
     /// The configuration in force and its rate limiter (kept across reloads that keep the rate).
-    private let current: Mutex<(configuration: BizServerConfiguration, limiter: RateLimiter)>
+    private let current: Mutex<(configuration: BizServerConfiguration, limiter: any RateLimitState)>
 
     /// Builds the server; nothing listens until ``start()`` or ``run()``.
     ///
@@ -59,6 +64,9 @@ public final class BizServer: HostedService {
     ///   - clock: Wall clock for token deadlines, rate limits and replay windows.
     ///   - logger: Receives JSON-lines logs; never given a secret.
     ///   - webhookTransport: The HTTP client webhooks are sent with (default: libcurl).
+    ///   - rateLimits: Where the token buckets live: in this process (nil, the default), or shared by every
+    ///     instance (`PostgresBizDatabase.rateLimits`).
+    ///   - prepareStores: Run by ``prepare()`` before the server listens (e.g. migrations).
     public init(
         configuration: BizServerConfiguration,
         store: any UploadRecordStore,
@@ -66,7 +74,9 @@ public final class BizServer: HostedService {
         clock: any WallClock = SystemClock(),
         logger: Logger,
         metrics: Metrics = Metrics(),
-        webhookTransport: (any HTTPTransport)? = nil
+        webhookTransport: (any HTTPTransport)? = nil,
+        rateLimits: RateLimitFactory? = nil,
+        prepareStores: @escaping @Sendable () async throws -> Void = {}
     ) {
         self.metrics = metrics
         let bizMetrics = BizMetrics(metrics)
@@ -77,9 +87,10 @@ public final class BizServer: HostedService {
             clock: clock, metrics: bizMetrics, logger: logger)
         let parts = Parts(
             store: store, keys: keys, liveKeys: liveKeys, clock: clock, metrics: bizMetrics, boundPort: BoundPort(),
-            logger: logger, webhooks: webhooks)
+            logger: logger, webhooks: webhooks, rateLimits: rateLimits ?? RateLimiter.inProcess,
+            prepareStores: prepareStores)
         self.parts = parts
-        let limiter = RateLimiter(configuration.rateLimit)
+        let limiter = parts.rateLimits(Self.clientScope, configuration.rateLimit)
         current = Mutex((configuration, limiter))
         let http = HTTPMetrics(metrics, prefix: "upgate_biz")
         var tasks: [ServiceHost.BackgroundTask] = []
@@ -106,9 +117,20 @@ public final class BizServer: HostedService {
         return { peer, headers in proxies.clientAddress(peer: peer, forwardedFor: headers.values(for: "X-Forwarded-For")) }
     }
 
-    /// Opens the production stores in the data directory, `uploads.sqlite3` and the API key
-    /// store, and builds the server.
+    /// The rate-limit scope of API clients (end users: ``EndUserAuthenticator/scope(client:)``).
+    static let clientScope = "client"
+
+    /// Opens the production stores and builds the server: the PostgreSQL database when
+    /// `database` is set (migrated by ``prepare()``), else `uploads.sqlite3` and the API key store
+    /// in the data directory.
     public static func open(configuration: BizServerConfiguration, logger: Logger) throws -> BizServer {
+        if let connectionString = try configuration.databaseConnectionString() {
+            let database = PostgresBizDatabase(connectionString)
+            logger.info("store", ["database": .string(connectionString.description)])
+            return BizServer(
+                configuration: configuration, store: database.records, keys: database.keys, logger: logger,
+                rateLimits: database.rateLimits, prepareStores: { try await database.migrate() })
+        }
         let store = try SQLiteUploadRecordStore(
             path: configuration.dataDirectory + "/uploads.sqlite3", durableWrites: configuration.durableWrites)
         let keys = try SQLiteAPIKeyStore(directory: configuration.dataDirectory, durableWrites: configuration.durableWrites)
@@ -117,7 +139,10 @@ public final class BizServer: HostedService {
 
     /// Loads the stored API keys before the server listens, so a stored key works from the first
     /// request on (the poller follows changes afterwards).
-    public func prepare() async throws { try await refreshKeys() }
+    public func prepare() async throws {
+        try await parts.prepareStores()
+        try await refreshKeys()
+    }
 
     /// Loads the stored API keys now if they changed (``run()`` does this before listening; the
     /// poller started with the server does it every 250 ms).
@@ -141,7 +166,7 @@ public final class BizServer: HostedService {
     }
 
     /// The routes for `configuration`: rebuilt on every reload, over the same store and metrics.
-    private static func routes(_ configuration: BizServerConfiguration, limiter: RateLimiter, parts: Parts) -> Router {
+    private static func routes(_ configuration: BizServerConfiguration, limiter: any RateLimitState, parts: Parts) -> Router {
         let mac = HMACSHA1(key: Array(configuration.secretKey.utf8))
         let clients = ClientDirectory(configuration.clients, stored: parts.liveKeys, clock: parts.clock)
         let boundPort = parts.boundPort
@@ -153,7 +178,7 @@ public final class BizServer: HostedService {
             endUsers: configuration.jwt.flatMap {
                 EndUserAuthenticator(
                     $0, clients: configuration.clients, serverRate: configuration.rateLimit, store: parts.store,
-                    clock: parts.clock, logger: parts.logger, metrics: parts.metrics)
+                    clock: parts.clock, logger: parts.logger, metrics: parts.metrics, rateLimits: parts.rateLimits)
             },
             addresses: configuration.access.addressRateLimit.map(AddressLimiter.init)
         ).register(on: &router)
@@ -212,7 +237,9 @@ public final class BizServer: HostedService {
     public func reload(_ configuration: BizServerConfiguration) throws(ConfigurationError) -> ReloadSummary {
         let (old, router) = current.withLock { state -> (BizServerConfiguration, Router) in
             let old = state.configuration
-            if configuration.rateLimit != old.rateLimit { state.limiter = RateLimiter(configuration.rateLimit) }
+            if configuration.rateLimit != old.rateLimit {
+                state.limiter = parts.rateLimits(Self.clientScope, configuration.rateLimit)
+            }
             state.configuration = configuration
             parts.webhooks.endpoints.replace(with: configuration.webhooks)
             return (old, Self.routes(configuration, limiter: state.limiter, parts: parts))

@@ -3,6 +3,7 @@ public import Basics
 import HTTPKit
 import NativeCrypto
 public import ServerShell
+public import NativePostgres
 
 /// Loading ``BizServerConfiguration`` from `Config/biz-server.json` and the environment.
 ///
@@ -19,6 +20,7 @@ public import ServerShell
 /// | `rateLimit` | `{"tokensPerSecond": 10, "burst": 20}` |
 /// | `replay` | `{"maxClockSkewSeconds": 300, "requireSignedDate": false}` |
 /// | `durableWrites` | `true` |
+/// | `database` | none (SQLite in `<dataDirectory>`); `postgresql://user@host:5432/db`, no password; `UPGATE_BIZ_DATABASE_URL` wins |
 /// | `adminTokenSHA256`, `trustedProxies`, `addressRateLimit` | see ``BizServerConfiguration/Access`` |
 /// | `clients[]` | `id`, `bucket` required; `apiKeySHA256` (or `UPGATE_API_KEYS`; none: only stored keys); `endUser`, `keyPrefix` (`"{client}/"`), `fsizeMin`, `fsizeLimit`, `mimeLimit`, `tokenLifetimeSeconds` (3600), `insertOnly` (false), `callbackBodyType` (`"form"` or `"json"`), `returnBody`, `vars` ({}) |
 ///
@@ -65,6 +67,8 @@ extension BizServerConfiguration {
             durableWrites: try file.bool("durableWrites") ?? true,
             threads: common.threads, connections: common.connections)
         configuration.cors = common.cors
+        configuration.database = try DatabaseSetting.read(file, variable: databaseVariable, environment: environment)
+        _ = try configuration.databaseConnectionString()  // a bad URL stops the server at load
         try configuration.apply(environment: environment)
         try configuration.readJWT(try file.object("jwt"), perUser: perUser, environment: environment)
         try configuration.readAccess(file, environment: environment)
@@ -84,6 +88,14 @@ extension BizServerConfiguration {
             insertOnly: try entry.bool("insertOnly") ?? false,
             callbackBodyType: try entry.choice("callbackBodyType", as: CallbackBodyType.self) ?? .form,
             returnBody: try entry.string("returnBody"), vars: try entry.stringMap("vars") ?? [:])
+    }
+
+    /// The environment variable that sets (and overrides) `"database"`.
+    public static let databaseVariable = "UPGATE_BIZ_DATABASE_URL"
+
+    /// The checked connection string of ``database``, nil for SQLite (`DatabaseSetting`).
+    public func databaseConnectionString() throws(ConfigurationError) -> PostgresConnectionString? {
+        try DatabaseSetting.connectionString(database)
     }
 
     /// Applies the documented `UPGATE_*` overrides.

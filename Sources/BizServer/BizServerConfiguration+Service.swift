@@ -32,6 +32,7 @@ extension BizServerConfiguration: ServiceConfiguration {
     func restartOnlyDifferences(to other: BizServerConfiguration) -> [String] {
         var names: [String] = []
         if durableWrites != other.durableWrites { names.append("durableWrites") }
+        if database != other.database { names.append("database") }
         if threads != other.threads { names.append("threads") }
         if connections != other.connections { names.append("maxConnections/headerTimeoutSeconds/maxConnectionsPerAddress") }
         // Who the client is is decided by the listener, built once (`HTTPServer.Configuration.clientAddress`).

@@ -32,6 +32,10 @@ public struct BizServerConfiguration: Sendable {
     /// `PRAGMA synchronous` for the store: `full` (default; a recorded callback survives power
     /// loss) or `normal`.
     public var durableWrites: Bool
+    /// Where the state lives: nil (default) → SQLite files in `dataDirectory`; a
+    /// `postgresql://user@host:5432/db` URL (no password: `PGPASSWORD` or a passfile) → that
+    /// PostgreSQL database, shared by every instance (`"database"` or `UPGATE_BIZ_DATABASE_URL`).
+    public var database: String? = nil
     /// MHD worker threads. Default: the number of cores.
     public var threads: Int
     /// Connection limits: at most 4096 at once, a request-head deadline of 30 s and no limit per

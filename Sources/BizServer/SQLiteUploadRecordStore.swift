@@ -87,7 +87,7 @@ public final class SQLiteUploadRecordStore: UploadRecordStore, SQLiteAccess {
         receivedAt: Int64,
         webhooks: @escaping @Sendable (UploadRecord) -> [OutboxMessage]
     ) async throws -> (record: UploadRecord, created: Bool) {
-        let vars = try Self.encode(upload.vars)
+        let vars = try UploadRecord.encodeVars(upload.vars)
         return try await perform { state in
             let id = state.ids.next(milliseconds: receivedAt)
             let database = state.database
@@ -203,14 +203,8 @@ public final class SQLiteUploadRecordStore: UploadRecordStore, SQLiteAccess {
         try await state.use(work)
     }
 
-    private static func encode(_ vars: [String: String]) throws -> String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]  // stable text for diffs
-        return String(decoding: try encoder.encode(vars), as: UTF8.self)
-    }
-
     private static func record(from row: SQLiteRow) throws -> UploadRecord {
-        let vars = try JSONDecoder().decode([String: String].self, from: Data(try row.text(10).utf8))
+        let vars = try UploadRecord.decodeVars(try row.text(10))
         let upload = NewUploadRecord(
             clientID: try row.text(1),
             bucket: try row.text(2),

@@ -6,7 +6,8 @@ import UpCore
 /// rate-limit, validate, sign, answer.
 struct TokenController: Sendable {
     let clients: ClientDirectory
-    let limiter: RateLimiter
+    /// The per-client buckets: in-process (the synchronous route) or shared (asynchronous).
+    let limiter: any RateLimitState
     let issuer: TokenIssuer
     let clock: any WallClock
     let metrics: BizMetrics
@@ -25,9 +26,9 @@ struct TokenController: Sendable {
     /// a `jwt` block the route is asynchronous, since a JWT may need the JWKS fetched and the
     /// daily byte quota read from the store; API keys then take the same synchronous path inside.
     func register(on router: inout Router) {
-        if endUsers == nil {
+        if endUsers == nil, let local = limiter as? RateLimiter {
             router.postSync("/v1/uptoken", maxBodyBytes: Self.maxBodyBytes) { request, context in
-                try issue(request, context)
+                try issue(request, context, local: local)
             }
         } else {
             router.post("/v1/uptoken", body: .collect(maxBytes: Self.maxBodyBytes)) { request, context in
@@ -36,15 +37,32 @@ struct TokenController: Sendable {
         }
     }
 
-    /// An API client's token.
-    func issue(_ request: Request, _ context: RequestContext) throws -> Response {
+    /// An API client's token, with the in-process limiter: no suspension.
+    func issue(_ request: Request, _ context: RequestContext, local: RateLimiter) throws -> Response {
         try recordingRefusals(context) { () throws(BizError) in
             let now = clock.now()
             try addresses?.take(request.remoteAddress, now: now)
             let caller = try clients.caller(authorization: request.headers["Authorization"])
-            try limiter.take(clientID: caller.client.id, now: now)
+            try local.take(clientID: caller.client.id, now: now)
             let tokenRequest = try TokenRequest.parse(request.body)
             return try sign(for: caller.client, subject: nil, apiKey: caller.keyID, tokenRequest, now: now, context)
+        }
+    }
+
+    /// An API client's token, with whichever limiter (the shared one is one database statement).
+    func issue(_ request: Request, _ context: RequestContext) async throws -> Response {
+        if let local = limiter as? RateLimiter { return try issue(request, context, local: local) }
+        do throws(BizError) {
+            let now = clock.now()
+            try addresses?.take(request.remoteAddress, now: now)
+            let caller = try clients.caller(authorization: request.headers["Authorization"])
+            if let retryAfter = try await limiter.take(key: caller.client.id, now: now) {
+                throw BizError.rateLimited(retryAfter: retryAfter)
+            }
+            let tokenRequest = try TokenRequest.parse(request.body)
+            return try sign(for: caller.client, subject: nil, apiKey: caller.keyID, tokenRequest, now: now, context)
+        } catch {
+            throw refused(error, context)
         }
     }
 
@@ -53,7 +71,7 @@ struct TokenController: Sendable {
     func issueAny(_ request: Request, _ context: RequestContext) async throws -> Response {
         guard let endUsers, let token = ClientDirectory.bearer(request.headers["Authorization"]),
               !IssuedAPIKey.hasPrefix(token), CompactJWT.looksLikeJWT(token)
-        else { return try issue(request, context) }
+        else { return try await issue(request, context) }
         do {
             let now = clock.now()
             try addresses?.take(request.remoteAddress, now: now)

@@ -31,3 +31,18 @@ extension UploadRecord {
             .iso8601.year().month().day().time(includingFractionalSeconds: true).timeZone(separator: .omitted))
     }
 }
+
+extension UploadRecord {
+    /// The `vars` column of both stores: the x: variables as a JSON object with sorted keys
+    /// (stable text for diffs and for `biz-server migrate`'s copies).
+    static func encodeVars(_ vars: [String: String]) throws -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return String(decoding: try encoder.encode(vars), as: UTF8.self)
+    }
+
+    /// The x: variables of a `vars` column.
+    static func decodeVars(_ text: String) throws -> [String: String] {
+        try JSONDecoder().decode([String: String].self, from: Data(text.utf8))
+    }
+}

@@ -23,32 +23,18 @@ extension UpServerConfiguration {
     /// The environment variable that sets (and overrides) `"database"`.
     public static let databaseVariable = "UPGATE_UP_DATABASE_URL"
 
-    /// The checked connection string of ``database``, nil for SQLite.
-    ///
-    /// Strict: only a `postgresql://` (or `postgres://`) URL that libpq parses, without a
-    /// password (configuration files end up in logs and bug reports).
+    /// The checked connection string of ``database``, nil for SQLite (`DatabaseSetting`, shared
+    /// with biz-server).
     /// - Throws: `ConfigurationError` naming the key and what to do.
     public func databaseConnectionString() throws(ConfigurationError) -> PostgresConnectionString? {
-        guard let database else { return nil }
-        guard database.hasPrefix("postgresql://") || database.hasPrefix("postgres://") else {
-            throw ConfigurationError(
-                "database must be a postgresql:// URL (e.g. postgresql://upgate@127.0.0.1:5432/upgate), got \"\(database)\"")
-        }
-        do {
-            return try PostgresConnectionString(database)
-        } catch let error as PostgresError {
-            throw ConfigurationError("database: \(error.message)")
-        } catch {
-            throw ConfigurationError("database: \(error)")
-        }
+        try DatabaseSetting.connectionString(database)
     }
 
     /// Reads `"database"` (the environment's ``databaseVariable`` wins) and `"blobStore"`.
     static func readStores(
         _ file: ConfigurationObject, environment: [String: String]
     ) throws(ConfigurationError) -> (database: String?, blobStore: BlobStore) {
-        var database = try file.string("database")
-        if let value = environment[databaseVariable], !value.isEmpty { database = value }
+        let database = try DatabaseSetting.read(file, variable: databaseVariable, environment: environment)
         guard let object = try file.object("blobStore") else { return (database, .disk) }
         switch try object.requiredString("type") {
         case "disk":

@@ -10,7 +10,7 @@ final class EndUserAuthenticator: Sendable {
     private let verifier: JWTVerifier
     private let source: JWKSSource
     private let secret: VerificationKey?
-    private let limiter: RateLimiter
+    private let limiter: any RateLimitState
     private let quota: DailyByteQuota?
     private let store: any UploadRecordStore
     private let metrics: BizMetrics
@@ -29,7 +29,7 @@ final class EndUserAuthenticator: Sendable {
     init?(
         _ settings: JWTConfiguration, clients: [BizServerConfiguration.Client], serverRate: BizServerConfiguration.RateLimit,
         store: any UploadRecordStore, clock: any WallClock, transport: (any HTTPTransport)? = nil, logger: Logger,
-        metrics: BizMetrics
+        metrics: BizMetrics, rateLimits: @escaping RateLimitFactory = RateLimiter.inProcess
     ) {
         guard let client = clients.first(where: { $0.id == settings.client }) else { return nil }
         self.client = client
@@ -44,7 +44,7 @@ final class EndUserAuthenticator: Sendable {
         secret = settings.hs256Secret.map(VerificationKey.init(hs256Secret:))
         // tokensPerMinutePerUser: a bucket of that many, refilled over a minute; without it each
         // user gets the server-wide per-caller rate, so one user cannot spend the whole app's.
-        limiter = RateLimiter(settings.perUser.tokensPerMinute.map {
+        limiter = rateLimits(Self.scope(client: client.id), settings.perUser.tokensPerMinute.map {
             .init(tokensPerSecond: Double($0) / 60, burst: Double($0))
         } ?? serverRate)
         quota = settings.perUser.maxBytesPerDay.map(DailyByteQuota.init(limit:))
@@ -52,13 +52,16 @@ final class EndUserAuthenticator: Sendable {
         self.metrics = metrics
     }
 
+    /// The rate-limit scope of the end users of client `client`.
+    static func scope(client: String) -> String { "user:\(client)" }
+
     /// Verifies `token` at `now` (Unix seconds) and takes one of the user's tokens per minute.
     func authenticate(_ token: String, now: Double) async throws(BizError) -> String {
         do {
             let jwt = try CompactJWT.parse(token)
             let key = try await source.key(for: jwt, secret: secret)
             let subject = try verifier.subject(of: jwt, key: key, now: now)
-            if let retryAfter = limiter.take(key: subject, now: now) {
+            if let retryAfter = try await limiter.take(key: subject, now: now) {
                 throw BizError.userRateLimited(retryAfter: retryAfter)
             }
             return subject
