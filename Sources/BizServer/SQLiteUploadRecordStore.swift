@@ -53,7 +53,7 @@ public final class SQLiteUploadRecordStore: UploadRecordStore, SQLiteAccess {
         SQLiteOutbox.migrations(table: WebhookMessage.table)[0],
     ]
 
-    private static let columns = """
+    static let columns = """
         public_id, client_id, bucket, object_key, hash, fsize, mime_type, fname, end_user, trace_id, vars, received_at
         """
 
@@ -203,7 +203,7 @@ public final class SQLiteUploadRecordStore: UploadRecordStore, SQLiteAccess {
         try await state.use(work)
     }
 
-    private static func record(from row: SQLiteRow) throws -> UploadRecord {
+    static func record(from row: SQLiteRow) throws -> UploadRecord {
         let vars = try UploadRecord.decodeVars(try row.text(10))
         let upload = NewUploadRecord(
             clientID: try row.text(1),

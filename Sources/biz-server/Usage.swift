@@ -13,6 +13,9 @@ let usage = ServerCommandLine.usage(
           UPGATE_ADMIN_TOKEN          the admin API's bearer token, >= 16 characters (hashed at load)
           UPGATE_BIZ_PUBLIC_BASE_URL  externally visible base URL for the callback URL in tokens
           UPGATE_UP_HOSTS             comma-separated up hosts handed to clients
+          UPGATE_BIZ_DATABASE_URL     postgresql://user@host:5432/db: keep records, keys, webhook
+                                      deliveries and rate limits there (shared by every instance;
+                                      password from PGPASSWORD or a passfile); replaces "database"
         """,
     warnings: """
         A warning says when the development key pair or

@@ -31,7 +31,9 @@ struct BizServerHarness {
         access: BizServerConfiguration.Access = .init(
             adminTokenSHA256: BizServerConfiguration.apiKeyHash(BizServerHarness.adminToken)),
         wrapStore: (InMemoryUploadRecordStore) -> any UploadRecordStore = { $0 },
-        cors: CORSPolicy = .off
+        cors: CORSPolicy = .off,
+        postgres: PostgresBizDatabase? = nil,
+        clock: ManualClock = ManualClock(1_900_000_000)
     ) {
         var demoClient = BizServerConfiguration.Client(
             id: "demo", apiKeySHA256: BizServerConfiguration.apiKeyHash(Self.demoKey), bucket: "demo",
@@ -48,11 +50,14 @@ struct BizServerHarness {
         configuration.cors = cors
         store = InMemoryUploadRecordStore()
         keys = InMemoryAPIKeyStore()
-        clock = ManualClock(1_900_000_000)
+        self.clock = clock
         logs = LogSink.memory()
+        // With `postgres`, every store is the shared database's (one harness per instance); the
+        // in-memory `store` and `keys` are then unused.
         server = BizServer(
-            configuration: configuration, store: wrapStore(store), keys: keys, clock: clock,
-            logger: Logger(label: "test", sink: logs))
+            configuration: configuration, store: postgres?.records ?? wrapStore(store),
+            keys: postgres?.keys ?? keys, clock: clock, logger: Logger(label: "test", sink: logs),
+            rateLimits: postgres?.rateLimits)
     }
 
     /// Sends one request through the router.

@@ -4,17 +4,19 @@ import NativeStore  // SQLiteDatabase.Synchronous, re-exported through SQLiteUpl
 import TestSupport
 import Testing
 
-/// Which implementation a behavioural test runs against; every behaviour must hold for both.
+/// Which implementation a behavioural test runs against; every behaviour must hold for each.
 enum StoreKind: String, CaseIterable, CustomTestStringConvertible {
     case sqlite
     case inMemory
+    case postgres
 
     var testDescription: String { rawValue }
 
-    func make(_ file: TemporaryFile) throws -> any UploadRecordStore {
+    func make(_ file: TemporaryFile) async throws -> any UploadRecordStore {
         switch self {
         case .sqlite: try SQLiteUploadRecordStore(path: file.path)
         case .inMemory: InMemoryUploadRecordStore()
+        case .postgres: try await postgresBizDatabase().records
         }
     }
 }
@@ -49,7 +51,7 @@ func upload(
     func recordsANewUpload(kind: StoreKind) async throws {
         let file = TemporaryFile()
         defer { file.remove() }
-        let store = try kind.make(file)
+        let store = try await kind.make(file)
         let new = upload()
         let (record, created) = try await store.record(new, receivedAt: 1_700_000_000_123)
         #expect(created)
@@ -64,7 +66,7 @@ func upload(
     func redeliveryReturnsTheFirstRecord(kind: StoreKind) async throws {
         let file = TemporaryFile()
         defer { file.remove() }
-        let store = try kind.make(file)
+        let store = try await kind.make(file)
         let first = try await store.record(upload(), receivedAt: 1000)
         // A redelivery later, even with other incidental fields, is the same object.
         var again = upload()
@@ -80,7 +82,7 @@ func upload(
     func sameKeyWithAnotherHashIsANewVersion(kind: StoreKind) async throws {
         let file = TemporaryFile()
         defer { file.remove() }
-        let store = try kind.make(file)
+        let store = try await kind.make(file)
         let v1 = try await store.record(upload(hash: "hash-1"), receivedAt: 1000)
         let v2 = try await store.record(upload(hash: "hash-2"), receivedAt: 1000)
         #expect(v2.created)
@@ -95,7 +97,7 @@ func upload(
     func concurrentDuplicateDeliveriesCreateOneRecord(kind: StoreKind) async throws {
         let file = TemporaryFile()
         defer { file.remove() }
-        let store = try kind.make(file)
+        let store = try await kind.make(file)
         let results = try await withThrowingTaskGroup(of: (record: UploadRecord, created: Bool).self) { group in
             for attempt in 0..<50 {
                 group.addTask { try await store.record(upload(), receivedAt: 5000 + Int64(attempt)) }
@@ -113,7 +115,7 @@ func upload(
     func pagesNewestFirstPerClient(kind: StoreKind) async throws {
         let file = TemporaryFile()
         defer { file.remove() }
-        let store = try kind.make(file)
+        let store = try await kind.make(file)
         var aIDs: [String] = []
         var bIDs: [String] = []
         for index in 0..<8 {
@@ -145,7 +147,7 @@ func upload(
     func anUnknownOrForeignCursorIsNilNotAnEmptyPage(kind: StoreKind) async throws {
         let file = TemporaryFile()
         defer { file.remove() }
-        let store = try kind.make(file)
+        let store = try await kind.make(file)
         let a = try await store.record(upload(client: "client-a", key: "a"), receivedAt: 1000).record
         let b = try await store.record(upload(client: "client-b", key: "b"), receivedAt: 1001).record
         #expect(try await store.uploads(UploadQuery(clientID: "client-a", limit: 10, after: a.id)) == [])
@@ -158,7 +160,7 @@ func upload(
     func filtersByKeyTraceAndEndUserExactlyWithTheCursor(kind: StoreKind) async throws {
         let file = TemporaryFile()
         defer { file.remove() }
-        let store = try kind.make(file)
+        let store = try await kind.make(file)
         var records: [UploadRecord] = []
         for index in 0..<9 {
             var new = upload(key: index % 3 == 0 ? "k/shared" : "k/\(index)", hash: "h\(index)")
@@ -186,7 +188,7 @@ func upload(
     func uploadSizesAreOneUsersSinceATimeOldestFirst(kind: StoreKind) async throws {
         let file = TemporaryFile()
         defer { file.remove() }
-        let store = try kind.make(file)
+        let store = try await kind.make(file)
         for (index, (user, client, at)) in [("u", "client-a", 3000), ("u", "client-a", 1000), ("v", "client-a", 2000),
                                             ("u", "client-b", 2500), ("u", "client-a", 500)].enumerated() {
             var new = upload(client: client, key: "k\(index)", fsize: Int64(10 * (index + 1)))
@@ -202,7 +204,7 @@ func upload(
     func clientsAreComparedByBytes(kind: StoreKind) async throws {
         let file = TemporaryFile()
         defer { file.remove() }
-        let store = try kind.make(file)
+        let store = try await kind.make(file)
         _ = try await store.record(upload(client: "caf\u{E9}"), receivedAt: 1000)
         #expect(try await store.uploads(clientID: "cafe\u{301}", limit: 10, after: nil).isEmpty)
         #expect(try await store.uploads(clientID: "caf\u{E9}", limit: 10, after: nil).count == 1)
@@ -212,7 +214,7 @@ func upload(
     func unknownIDIsNil(kind: StoreKind) async throws {
         let file = TemporaryFile()
         defer { file.remove() }
-        let store = try kind.make(file)
+        let store = try await kind.make(file)
         _ = try await store.record(upload(), receivedAt: 1000)
         #expect(try await store.upload(id: "up_00000000000000000000000000") == nil)
         #expect(try await store.upload(id: "") == nil)
@@ -227,7 +229,7 @@ func upload(
     func storesKeysAndVarsVerbatim(kind: StoreKind) async throws {
         let file = TemporaryFile()
         defer { file.remove() }
-        let store = try kind.make(file)
+        let store = try await kind.make(file)
         for (index, key) in Self.awkwardKeys.enumerated() {
             var new = upload(key: key)
             new.fname = key

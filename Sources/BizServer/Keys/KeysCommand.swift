@@ -13,7 +13,7 @@ import UpCore
 public enum KeysCommand {
     /// `--help`.
     public static let usage = """
-        biz-server keys — API keys in the key store (data directory/keys.sqlite3).
+        biz-server keys — API keys in the key store (the configured database, else data directory/keys.sqlite3).
 
         USAGE:
           biz-server keys create --client ID [--name NAME] [--expires 90d] [OPTIONS]
@@ -90,11 +90,18 @@ public enum KeysCommand {
             return fail(78, error.description)
         }
         let directory = parsed.value("data-dir") ?? configuration.dataDirectory
-        let store: SQLiteAPIKeyStore
+        let store: any APIKeyStore
         do {
-            store = try SQLiteAPIKeyStore(directory: directory, durableWrites: configuration.durableWrites)
+            if let connectionString = try configuration.databaseConnectionString() {
+                // The servers' shared database (`database`): every instance's poller sees the change.
+                let database = PostgresBizDatabase(connectionString)
+                try await database.migrate()
+                store = database.keys
+            } else {
+                store = try SQLiteAPIKeyStore(directory: directory, durableWrites: configuration.durableWrites)
+            }
         } catch {
-            return fail(1, "cannot open the key store in \(directory): \(error)")
+            return fail(1, "cannot open the key store in \(configuration.database.map { _ in "the database" } ?? directory): \(error)")
         }
         let manager = APIKeyManager(store: store, clients: configuration.clients)
         let now = clock.unixSeconds

@@ -3,17 +3,19 @@ import Foundation
 import TestSupport
 import Testing
 
-/// Which key store a contract test runs against; every behaviour must hold for both.
+/// Which key store a contract test runs against; every behaviour must hold for each.
 enum KeyStoreKind: String, CaseIterable, CustomTestStringConvertible {
     case sqlite
     case inMemory
+    case postgres
 
     var testDescription: String { rawValue }
 
-    func make(_ file: TemporaryFile) throws -> any APIKeyStore {
+    func make(_ file: TemporaryFile) async throws -> any APIKeyStore {
         switch self {
         case .sqlite: try SQLiteAPIKeyStore(path: file.path)
         case .inMemory: InMemoryAPIKeyStore()
+        case .postgres: try await postgresBizDatabase().keys
         }
     }
 }
@@ -32,7 +34,7 @@ func storedKey(
     func storesKeysOldestFirstAndCountsEveryChange(kind: KeyStoreKind) async throws {
         let file = TemporaryFile()
         defer { file.remove() }
-        let store = try kind.make(file)
+        let store = try await kind.make(file)
         #expect(try await store.keys() == [])
         let start = try await store.version()
         let b = storedKey("key_b", createdAt: 2_000, expiresAt: 9_000)
@@ -47,7 +49,7 @@ func storedKey(
     func refusesADuplicateIdOrHashAndChangesNothing(kind: KeyStoreKind) async throws {
         let file = TemporaryFile()
         defer { file.remove() }
-        let store = try kind.make(file)
+        let store = try await kind.make(file)
         let key = storedKey("key_1")
         try await store.insert(key)
         let version = try await store.version()
@@ -61,7 +63,7 @@ func storedKey(
     func revokesOnceAndKeepsTheFirstTime(kind: KeyStoreKind) async throws {
         let file = TemporaryFile()
         defer { file.remove() }
-        let store = try kind.make(file)
+        let store = try await kind.make(file)
         try await store.insert(storedKey("key_1"))
         try await store.insert(storedKey("key_2"))
         let version = try await store.version()
@@ -82,7 +84,7 @@ func storedKey(
     func keepsEveryField(kind: KeyStoreKind) async throws {
         let file = TemporaryFile()
         defer { file.remove() }
-        let store = try kind.make(file)
+        let store = try await kind.make(file)
         let key = StoredAPIKey(
             id: "key_ü", clientID: "démo", name: "CI ✓", keySHA256: BizServerConfiguration.apiKeyHash("k"),
             createdAt: -5, expiresAt: Int64.max, revokedAt: nil)

@@ -14,7 +14,7 @@ import Testing
     func deliveriesAreWrittenWithANewRecordOnly(kind: StoreKind) async throws {
         let file = TemporaryFile()
         defer { file.remove() }
-        let store = try kind.make(file)
+        let store = try await kind.make(file)
         let (record, created) = try await store.record(upload(), receivedAt: 1_900_000_000_500, webhooks: { Self.message($0) })
         #expect(created)
         let again = try await store.record(upload(), receivedAt: 1_900_000_009_000, webhooks: { Self.message($0) })
@@ -29,7 +29,7 @@ import Testing
     func aDeliveryThatCannotBeWrittenRollsTheRecordBack(kind: StoreKind) async throws {
         let file = TemporaryFile()
         defer { file.remove() }
-        let store = try kind.make(file)
+        let store = try await kind.make(file)
         await #expect(throws: (any Error).self) {
             _ = try await store.record(upload(), receivedAt: 1000, webhooks: { Self.message($0, lease: 0) })
         }
