@@ -11,8 +11,9 @@ public enum DatabaseSetting {
     public static func read(
         _ file: ConfigurationObject, variable: String, environment: [String: String]
     ) throws(ConfigurationError) -> String? {
+        let configured = try file.string("database")  // read even when overridden: the strict reader counts it
         if let value = environment[variable], !value.isEmpty { return value }
-        return try file.string("database")
+        return configured
     }
 
     /// The checked connection string of `database`, nil for SQLite (nil `database`).
