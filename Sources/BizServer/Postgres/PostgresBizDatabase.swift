@@ -76,8 +76,10 @@ public final class PostgresBizDatabase: Sendable {
         );
         INSERT INTO api_key_changes (singleton, version) VALUES (1, 0);
 
-        -- Token buckets (PostgresRateLimiter): one row per client or end user.
-        CREATE TABLE biz_rate_buckets (
+        -- Token buckets (PostgresRateLimiter): one row per client or end user. UNLOGGED: no WAL
+        -- write or flush per token request; a crash (or a failover: standbys do not have it)
+        -- empties the table, which only refills every bucket once.
+        CREATE UNLOGGED TABLE biz_rate_buckets (
             scope text NOT NULL,
             bucket_key text NOT NULL,
             tokens float8 NOT NULL,

@@ -9,7 +9,8 @@ public import NativePostgres
 /// clock that stepped back), capped at `burst`, and loses one token if it has one. PostgreSQL
 /// locks the row for the update, so concurrent requests on any instance take turns on it and no
 /// token is spent twice; one round trip per token request, no transaction, no read-modify-write.
-/// `allowed` and the level are returned by the same statement.
+/// `allowed` and the level are returned by the same statement. The table is UNLOGGED: a token
+/// request writes no WAL and waits for no flush; what a crash loses is only that buckets are full.
 ///
 /// Times are the instances' clocks (Unix seconds, as the in-process limiter); instances whose
 /// clocks differ by a few milliseconds only shift a refill by as much.
