@@ -67,6 +67,8 @@ public final class BizServer: HostedService {
     ///   - rateLimits: Where the token buckets live: in this process (nil, the default), or shared by every
     ///     instance (`PostgresBizDatabase.rateLimits`).
     ///   - prepareStores: Run by ``prepare()`` before the server listens (e.g. migrations).
+    ///   - storeMaintenance: Run every minute while the server runs, with the clock's time (e.g.
+    ///     pruning full token buckets from PostgreSQL); failures are only logged.
     public init(
         configuration: BizServerConfiguration,
         store: any UploadRecordStore,
@@ -76,7 +78,8 @@ public final class BizServer: HostedService {
         metrics: Metrics = Metrics(),
         webhookTransport: (any HTTPTransport)? = nil,
         rateLimits: RateLimitFactory? = nil,
-        prepareStores: @escaping @Sendable () async throws -> Void = {}
+        prepareStores: @escaping @Sendable () async throws -> Void = {},
+        storeMaintenance: (@Sendable (_ now: Double) async throws -> Void)? = nil
     ) {
         self.metrics = metrics
         let bizMetrics = BizMetrics(metrics)
@@ -96,6 +99,17 @@ public final class BizServer: HostedService {
         var tasks: [ServiceHost.BackgroundTask] = []
         if let liveKeys { tasks.append(.running("api-key-poller") { await liveKeys.poll() }) }
         tasks.append(.running("webhook-deliveries") { await webhooks.run() })
+        if let storeMaintenance {
+            tasks.append(.running("store-maintenance") {
+                while (try? await Task.sleep(for: .seconds(60))) != nil {
+                    do {
+                        try await storeMaintenance(clock.now())
+                    } catch {
+                        logger.warning("store maintenance failed", ["error": .string("\(error)")])
+                    }
+                }
+            })
+        }
         host = ServiceHost(
             for: configuration, router: Self.routes(configuration, limiter: limiter, parts: parts), logger: logger,
             observer: { http.observe($0) }, tasks: tasks, boundPort: parts.boundPort,
@@ -129,7 +143,8 @@ public final class BizServer: HostedService {
             logger.info("store", ["database": .string(connectionString.description)])
             return BizServer(
                 configuration: configuration, store: database.records, keys: database.keys, logger: logger,
-                rateLimits: database.rateLimits, prepareStores: { try await database.migrate() })
+                rateLimits: database.rateLimits, prepareStores: { try await database.migrate() },
+                storeMaintenance: { try await database.pruneRateBuckets(now: $0) })
         }
         let store = try SQLiteUploadRecordStore(
             path: configuration.dataDirectory + "/uploads.sqlite3", durableWrites: configuration.durableWrites)

@@ -1,4 +1,5 @@
 @testable import BizServer
+import NativePostgres
 import Testing
 
 /// Which token-bucket state a contract test runs against: the in-process limiter (the embedded
@@ -72,5 +73,22 @@ enum RateLimitKind: String, CaseIterable, CustomTestStringConvertible {
             return try await group.reduce(0) { $0 + ($1 ? 1 : 0) }
         }
         #expect(allowed == 10)
+    }
+
+    /// Full buckets are pruned (they are the same as missing ones); a bucket still refilling stays.
+    @Test func prunesOnlyBucketsThatHaveRefilledCompletely() async throws {
+        let database = try await postgresBizDatabase()
+        let slow = database.rateLimits("client", BizServerConfiguration.RateLimit(tokensPerSecond: 1, burst: 10))
+        let fast = database.rateLimits("user:demo", BizServerConfiguration.RateLimit(tokensPerSecond: 100, burst: 10))
+        for _ in 0..<5 {
+            _ = try await slow.take(key: "a", now: 100)
+            _ = try await fast.take(key: "u", now: 100)
+        }
+        #expect(try await database.pruneRateBuckets(now: 100.01) == 0)
+        #expect(try await database.pruneRateBuckets(now: 101) == 1)  // the fast one has refilled, the slow one not
+        #expect(try await slow.take(key: "a", now: 101) == nil)  // kept: 5 + 1 tokens, one taken
+        #expect(try await database.pruneRateBuckets(now: 106) == 1)
+        let rows = try await database.pool.withConnection { try $0.query("SELECT count(*) FROM biz_rate_buckets").first?.decode(0, as: Int64.self) }
+        #expect(rows == 0)
     }
 }

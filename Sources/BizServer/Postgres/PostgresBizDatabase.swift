@@ -36,6 +36,19 @@ public final class PostgresBizDatabase: Sendable {
         { [pool] scope, rate in PostgresRateLimiter(pool: pool, scope: scope, rate: rate) }
     }
 
+    /// Deletes the token buckets that have refilled completely by `now` (Unix seconds): they are
+    /// the same as missing ones, and end users come and go. The server runs it every minute.
+    /// - Returns: How many rows went.
+    @discardableResult
+    public func pruneRateBuckets(now: Double) async throws -> Int {
+        try await pool.withConnection { connection in
+            try connection.query(
+                "DELETE FROM biz_rate_buckets WHERE tokens + greatest(0, $1::float8 - updated_at) * rate >= burst",
+                [.double(now)]
+            ).rowsAffected
+        }
+    }
+
     /// Schema history, applied in order; only ever append.
     static let migrations = [
         """
@@ -85,6 +98,8 @@ public final class PostgresBizDatabase: Sendable {
             tokens float8 NOT NULL,
             updated_at float8 NOT NULL,
             allowed boolean NOT NULL,       -- the last take's outcome, returned by the same statement
+            rate float8 NOT NULL,           -- the last take's rate and burst: what pruneRateBuckets needs
+            burst float8 NOT NULL,
             PRIMARY KEY (scope, bucket_key)
         );
         """,

@@ -28,9 +28,10 @@ public struct PostgresRateLimiter: RateLimitState {
     }
 
     static let take = """
-        INSERT INTO biz_rate_buckets AS b (scope, bucket_key, tokens, updated_at, allowed)
-        VALUES ($1, $2, $3::float8 - 1, $4::float8, true)
+        INSERT INTO biz_rate_buckets AS b (scope, bucket_key, tokens, updated_at, allowed, rate, burst)
+        VALUES ($1, $2, $3::float8 - 1, $4::float8, true, $5::float8, $3::float8)
         ON CONFLICT (scope, bucket_key) DO UPDATE SET
+            rate = $5::float8, burst = $3::float8,
             tokens = CASE
                 WHEN least($3::float8, b.tokens + greatest(0, $4::float8 - b.updated_at) * $5::float8) >= 1
                 THEN least($3::float8, b.tokens + greatest(0, $4::float8 - b.updated_at) * $5::float8) - 1
@@ -55,19 +56,5 @@ public struct PostgresRateLimiter: RateLimitState {
         else { throw BizError.storeUnavailable.with(detail: "rate limit statement returned no row") }
         if allowed { return nil }
         return max(1, Int(((1 - tokens) / rate.tokensPerSecond).rounded(.up)))
-    }
-
-    /// Deletes the buckets of `scope` that have refilled completely by `now` (they are the same
-    /// as new ones): end users come and go. Returns how many were deleted.
-    public func prune(now: Double) async throws -> Int {
-        let parameters: [PostgresValue] = [.text(scope), .double(rate.burst), .double(now), .double(rate.tokensPerSecond)]
-        return try await pool.withConnection {
-            try $0.query(
-                """
-                DELETE FROM biz_rate_buckets WHERE scope = $1
-                AND tokens + greatest(0, $3::float8 - updated_at) * $4::float8 >= $2::float8
-                """, parameters
-            ).rowsAffected
-        }
     }
 }
