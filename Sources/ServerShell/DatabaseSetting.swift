@@ -23,8 +23,10 @@ public enum DatabaseSetting {
     public static func connectionString(_ database: String?) throws(ConfigurationError) -> PostgresConnectionString? {
         guard let database else { return nil }
         guard database.hasPrefix("postgresql://") || database.hasPrefix("postgres://") else {
+            // Only what precedes "://" is echoed: the rest may hold a password.
+            let scheme = database.contains("://") ? String(database.prefix(while: { $0 != ":" })) + "://…" : "no URL"
             throw ConfigurationError(
-                "database must be a postgresql:// URL (e.g. postgresql://upgate@127.0.0.1:5432/upgate), got \"\(database)\"")
+                "database must be a postgresql:// URL (e.g. postgresql://upgate@127.0.0.1:5432/upgate), got \(scheme)")
         }
         do {
             return try PostgresConnectionString(database)

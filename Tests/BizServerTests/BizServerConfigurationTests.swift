@@ -2,6 +2,7 @@ import Basics
 import BizServer
 import Foundation
 import HTTPKit
+import NativePostgres
 import ServerShell
 import Testing
 
@@ -100,6 +101,46 @@ struct BizServerConfigurationTests {
             #expect(message.isEmpty, "expected: \(message)")
         } catch {
             #expect(error.description == message)
+        }
+    }
+}
+
+/// `database` / `UPGATE_BIZ_DATABASE_URL`: the environment wins, a bad value is one line that
+/// never repeats a password.
+@Suite struct BizServerDatabaseSettingTests {
+    static func load(_ json: String, environment: [String: String] = [:]) throws -> BizServerConfiguration {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("biz-db-\(UUID().uuidString).json").path
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        try Data(json.utf8).write(to: URL(fileURLWithPath: file))
+        return try BizServerConfiguration.load(path: file, environment: environment)
+    }
+
+    static let base = #"{"accessKey": "ak", "secretKey": "sk", "clients": [{"id": "demo", "bucket": "demo"}]"#
+
+    @Test func theDatabaseComesFromTheFileOrTheEnvironment() throws {
+        #expect(try Self.load(Self.base + "}").database == nil)
+        let file = try Self.load(Self.base + #", "database": "postgresql://upgate@127.0.0.1:5432/a"}"#)
+        #expect(file.database == "postgresql://upgate@127.0.0.1:5432/a")
+        #expect(try file.databaseConnectionString()?.description == "upgate@127.0.0.1:5432/a")
+        let both = try Self.load(
+            Self.base + #", "database": "postgresql://upgate@127.0.0.1:5432/a"}"#,
+            environment: ["UPGATE_BIZ_DATABASE_URL": "postgresql://upgate@10.0.0.1:5432/b"])
+        #expect(both.database == "postgresql://upgate@10.0.0.1:5432/b")
+    }
+
+    @Test(arguments: [
+        ("postgresql://upgate:hunter2@127.0.0.1/upgate", "carries a password"),
+        ("mysql://upgate:hunter2@127.0.0.1/upgate", "must be a postgresql:// URL"),
+    ])
+    func aBadDatabaseIsOneLineWithoutThePassword(value: String, expected: String) throws {
+        do {
+            _ = try Self.load(Self.base + "}", environment: ["UPGATE_BIZ_DATABASE_URL": value])
+            Issue.record("accepted \(value)")
+        } catch {
+            let line = "\(error)"
+            #expect(line.contains(expected))
+            #expect(!line.contains("hunter2"))
+            #expect(!line.contains("\n"))
         }
     }
 }
