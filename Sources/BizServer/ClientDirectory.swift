@@ -65,6 +65,26 @@ struct ClientDirectory: Sendable {
     /// around it trimmed), nil without one; `""` for a bare `Bearer`.
     static func bearer(_ authorization: String?) -> String? {
         guard let authorization else { return nil }
+        // Every request carries one: ASCII headers are cut by bytes (the same answer as the
+        // Character-wise code below, which a combining mark after a space can change).
+        let bytes = Array(authorization.utf8)
+        guard bytes.allSatisfy({ $0 < 0x80 }) else { return characterBearer(authorization) }
+        let space = UInt8(ascii: " ")
+        var start = 0
+        while start < bytes.count && bytes[start] == space { start += 1 }
+        var schemeEnd = start
+        while schemeEnd < bytes.count && bytes[schemeEnd] != space { schemeEnd += 1 }
+        // Scheme, one space, then something (a bare "Bearer " has no credential part at all).
+        guard schemeEnd + 1 < bytes.count, schemeEnd - start == 6 else { return nil }
+        for (offset, letter) in "bearer".utf8.enumerated() where bytes[start + offset] | 0x20 != letter { return nil }
+        var lower = schemeEnd + 1
+        var upper = bytes.count
+        while lower < upper && bytes[lower] == space { lower += 1 }
+        while upper > lower && bytes[upper - 1] == space { upper -= 1 }
+        return String(decoding: bytes[lower..<upper], as: UTF8.self)
+    }
+
+    private static func characterBearer(_ authorization: String) -> String? {
         let parts = authorization.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
         guard parts.count == 2, parts[0].lowercased() == "bearer" else { return nil }
         return parts[1].trimmingCharacters(in: " ")

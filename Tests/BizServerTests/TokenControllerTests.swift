@@ -137,6 +137,9 @@ struct TokenControllerTests {
         arguments: [
             (nil as String?, "missing API key"), ("Basic abc", "missing API key"), ("Bearer ", "missing API key"),
             ("Bearer wrong-key", "bad API key"), ("Bearer demo-api-key-", "bad API key"),
+            ("Bearerdemo-api-key", "missing API key"), ("Bearer\tdemo-api-key", "missing API key"),
+            ("Bearers demo-api-key", "missing API key"), ("Bear demo-api-key", "missing API key"),
+            ("Bearer demo-api-key\u{301}", "bad API key"),
         ])
     func unauthenticatedRequestsAre401(authorization: String?, error: String) async {
         let harness = BizServerHarness()
@@ -151,6 +154,9 @@ struct TokenControllerTests {
         let harness = BizServerHarness()
         let response = await harness.send(.post, "/v1/uptoken", headers: ["Authorization": "bearer demo-api-key"])
         #expect(response.status == 200)
+        // Spaces around the scheme and the key are not part of either.
+        let spaced = await harness.send(.post, "/v1/uptoken", headers: ["Authorization": "  BEARER   demo-api-key  "])
+        #expect(spaced.status == 200)
     }
 
     @Test func rateLimitAnswers429WithRetryAfterPerClient() async throws {

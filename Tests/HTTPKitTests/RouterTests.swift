@@ -57,6 +57,27 @@ import Testing
         #expect(text(response) == #"{"error":"method not allowed"}"#)
     }
 
+    @Test func literalRouteWinsWhateverTheOrderOfRegistration() async {
+        // echoRouter registers "/v1/uploads/:id" before "/v1/uploads/stats"; here the other way
+        // round, and a literal registered twice: the first one answers.
+        var router = Router()
+        router.get("/v1/uploads/stats") { _, _ in Response(body: Array("stats".utf8)) }
+        router.get("/v1/uploads/:id") { _, _ in Response(body: Array("id".utf8)) }
+        router.get("/v1/uploads/stats") { _, _ in Response(body: Array("second".utf8)) }
+        router.post("/v1/uploads/stats") { _, _ in Response(body: Array("post".utf8)) }
+        #expect(text(await router.respond(to: Request(method: .get, target: "/v1/uploads/stats"), logger: logger)) == "stats")
+        #expect(text(await router.respond(to: Request(method: .post, target: "/v1/uploads/stats"), logger: logger)) == "post")
+        #expect(text(await router.respond(to: Request(method: .get, target: "/v1/uploads/7"), logger: logger)) == "id")
+        let put = await router.respond(to: Request(method: .put, target: "/v1/uploads/stats"), logger: logger)
+        #expect(put.status == 405)
+        #expect(put.headers["Allow"] == "GET, POST")
+        guard case .matched(let route, _) = router.match(method: .head, path: "/v1/uploads/stats") else {
+            Issue.record("HEAD of a literal GET route did not match")
+            return
+        }
+        #expect(route.method == .get)
+    }
+
     @Test func headFallsBackToGet() {
         guard case .matched(let route, _) = Self.echoRouter().match(method: .head, path: "/v1/uploads/1") else {
             Issue.record("no match")

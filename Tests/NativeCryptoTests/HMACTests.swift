@@ -19,4 +19,32 @@ struct HMACTests {
         let bytes = Array(data.utf8)
         #expect(Hex.encode(mac.authenticationCode(forParts: [Array(bytes.prefix(3)), Array(bytes.dropFirst(3))])) == expected)
     }
+
+    /// One instance serves all threads, and its re-armed contexts carry nothing over from one
+    /// message to the next: many threads at once, messages of different lengths, interleaved,
+    /// each code checked against RFC 4231 case 2 or a fresh instance's.
+    @Test func reusedContextsAreCleanAcrossThreads() async {
+        let key = Array("Jefe".utf8)
+        let shared = HMAC(.sha256, key: key)
+        let expected = "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843"
+        let wrong = await withTaskGroup(of: Int.self) { group in
+            for task in 0..<32 {
+                group.addTask {
+                    var mismatches = 0
+                    for round in 0..<50 {
+                        let other = Array(repeating: UInt8(truncatingIfNeeded: task), count: round * 7 + task)
+                        if Hex.encode(shared.authenticationCode(for: other)) != Hex.encode(HMAC(.sha256, key: key).authenticationCode(for: other)) {
+                            mismatches += 1
+                        }
+                        if Hex.encode(shared.authenticationCode(for: Array("what do ya want for nothing?".utf8))) != expected {
+                            mismatches += 1
+                        }
+                    }
+                    return mismatches
+                }
+            }
+            return await group.reduce(0, +)
+        }
+        #expect(wrong == 0)
+    }
 }

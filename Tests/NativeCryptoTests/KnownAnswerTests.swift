@@ -117,6 +117,14 @@ struct HexTests {
         #expect(Hex.decode("") == [])
     }
 
+    @Test func encodesEveryByteFromContiguousAndOtherCollections() {
+        let all = (0...255).map { UInt8($0) }
+        let expected = all.map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined()
+        #expect(Hex.encode(all) == expected)
+        #expect(Hex.encode(all.reversed()) == all.reversed().map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined())
+        #expect(Hex.encode([UInt8]()) == "")
+    }
+
     @Test(arguments: ["abc", "zz", "0g", " 0"])
     func refusesMalformedText(text: String) {
         #expect(Hex.decode(text) == nil)

@@ -29,6 +29,30 @@ struct PutPolicyTests {
         )
     }
 
+    @Test func bytesWrittenFromTheFieldsEqualTheJSONTree() throws {
+        // serializedBytes() skips the JSONValue tree; both walk the same member list, so a
+        // policy with every kind of member (unknown ones too) must come out identical.
+        var policy = try PutPolicy(jsonBytes: Array(
+            #"{"scope":"b:k","deadline":1900000000,"zeta":{"x":[1,2.5]},"transform":"t","n":null}"#.utf8))
+        policy.isPrefixalScope = 1
+        policy.insertOnly = 1
+        policy.endUser = "七牛 \"u\""
+        policy.returnBody = #"{"k":"$(key)"}"#
+        policy.callbackUrl = "http://h/cb?bodySha1=$(bodySha1)"
+        policy.callbackBody = "a=1\n&b=\u{1}"
+        policy.callbackBodyType = "application/json"
+        policy.saveKey = "p/$(etag)"
+        policy.forceSaveKey = false
+        policy.fsizeMin = 0
+        policy.fsizeLimit = Int64.max
+        policy.mimeLimit = "image/*"
+        policy.deleteAfterDays = 3
+        policy.keylimit = ["a", "\"b\""]
+        policy.trafficLimit = 819200
+        #expect(policy.serializedBytes() == policy.json.serializedBytes())
+        #expect(try PutPolicy(jsonBytes: policy.serializedBytes()) == policy)
+    }
+
     @Test func parsesEveryTypedField() throws {
         let text = """
             {"scope":"b:p/","deadline":1,"isPrefixalScope":1,"insertOnly":true,"endUser":"u","returnUrl":"r",

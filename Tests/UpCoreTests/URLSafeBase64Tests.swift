@@ -15,6 +15,23 @@ struct URLSafeBase64Tests {
         #expect(URLSafeBase64.decode(encoded) == Array(plain.utf8))
     }
 
+    @Test(arguments: rfc4648)
+    func appendsARangeAfterWhatIsThere(plain: String, encoded: String) {
+        // The plain text sits between other bytes; only it is encoded, after the existing prefix.
+        let input = Array("<<" .utf8) + Array(plain.utf8) + Array(">>".utf8)
+        var output = Array("token:".utf8)
+        URLSafeBase64.append(input, range: 2..<(2 + plain.utf8.count), to: &output)
+        #expect(String(decoding: output, as: UTF8.self) == "token:" + encoded)
+        #expect(URLSafeBase64.encodedCount(plain.utf8.count) == encoded.utf8.count)
+    }
+
+    @Test(arguments: rfc4648)
+    func writesIntoAReservedSlot(plain: String, encoded: String) {
+        var output = Array("[".utf8) + Array(repeating: UInt8(ascii: "?"), count: encoded.utf8.count) + Array("]".utf8)
+        URLSafeBase64.write(Array(plain.utf8), range: 0..<plain.utf8.count, into: &output, at: 1)
+        #expect(String(decoding: output, as: UTF8.self) == "[" + encoded + "]")
+    }
+
     @Test func usesURLSafeAlphabet() {
         #expect(URLSafeBase64.encode([0xFB, 0xFF, 0xFE]) == "-__-")
         #expect(URLSafeBase64.decode("-__-") == [0xFB, 0xFF, 0xFE])

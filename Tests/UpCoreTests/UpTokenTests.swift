@@ -33,6 +33,25 @@ struct UpTokenTests {
         #expect(throws: UpError(code)) { try UpToken.verify(token, keys: Self.keys, now: 1000) }
     }
 
+    @Test func signingIntoABufferAppendsTheSDKToken() {
+        // §10.1 (a): the official SDK's token for this JSON, byte for byte, after what was there.
+        var output = Array(#"{"uptoken":""#.utf8)
+        UpToken.sign(
+            policyJSON: Array(#"{"scope":"mybucket","deadline":1900000000}"#.utf8), accessKey: "test-ak", mac: Self.mac,
+            appendingTo: &output)
+        #expect(String(decoding: output, as: UTF8.self) == #"{"uptoken":""# + Self.sdkToken)
+    }
+
+    @Test func signingAPolicyIntoABufferVerifies() throws {
+        var policy = PutPolicy(scope: "mybucket:a/b", deadline: 1_900_000_000)
+        policy.callbackBody = "key=$(key)&x=%22"
+        policy.fsizeLimit = 1
+        var output: [UInt8] = []
+        UpToken.sign(policy, accessKey: "test-ak", mac: Self.mac, appendingTo: &output)
+        #expect(String(decoding: output, as: UTF8.self) == UpToken.sign(policy, accessKey: "test-ak", mac: Self.mac))
+        #expect(try UpToken.verify(String(decoding: output, as: UTF8.self), keys: Self.keys, now: 1000).policy == policy)
+    }
+
     @Test func clientTextNeverRevealsWhichAuthCheckFailed() {
         #expect(UpError.Code.unknownAccessKey.message == "bad token")
         #expect(UpError.Code.badSignature.message == "bad token")

@@ -1,5 +1,6 @@
 #if !canImport(CryptoKit)
 internal import CLibCrypto
+import Synchronization
 
 /// ``MACEngine`` on OpenSSL 3's `EVP_MAC`.
 ///
@@ -7,10 +8,24 @@ internal import CLibCrypto
 /// an `EVP_MAC_CTX` initialised with the key once and duplicated per message costs ~1.5 µs
 /// (DESIGN.md, measured). Thread safety: the prepared context is never mutated after `init`;
 /// each call works on its own duplicate (`EVP_MAC_CTX_dup` only reads the source).
+///
+/// Duplicates are kept for reuse: a finished one is re-armed with `EVP_MAC_init(ctx, NULL, 0,
+/// NULL)`, which restarts HMAC under the key it already holds (OpenSSL's `hmac_init` with no
+/// key), and goes back to a small free list. That saves the allocation and freeing of three
+/// digest contexts per message (the token path signs one per request). At most `maxSpare`
+/// are kept, about one per thread that signs at once.
 @safe final class OpenSSLMAC: MACEngine, @unchecked Sendable {
     private let byteCount: Int
     private let mac: OpaquePointer
     private let prepared: OpaquePointer
+    private let spare = Mutex<[SpareContext]>([])
+    private static let maxSpare = 16
+
+    /// A context owned by the free list (a pointer is not Sendable; the list hands each to one
+    /// caller at a time).
+    private struct SpareContext: @unchecked Sendable {
+        let pointer: OpaquePointer
+    }
 
     init(_ algorithm: DigestAlgorithm, key: [UInt8]) {
         byteCount = algorithm.byteCount
@@ -30,13 +45,14 @@ internal import CLibCrypto
     }
 
     deinit {
+        for context in unsafe spare.withLock({ $0 }) { unsafe EVP_MAC_CTX_free(context.pointer) }
         unsafe EVP_MAC_CTX_free(prepared)
         unsafe EVP_MAC_free(mac)
     }
 
     func code(for buffer: UnsafeRawBufferPointer) -> [UInt8] {
-        let context = unsafe duplicate()
-        defer { unsafe EVP_MAC_CTX_free(context) }
+        let context = unsafe take()
+        defer { unsafe give(context) }
         if buffer.count > 0 {
             precondition(unsafe EVP_MAC_update(context, buffer.baseAddress, buffer.count) == 1, "EVP_MAC_update failed")
         }
@@ -44,13 +60,33 @@ internal import CLibCrypto
     }
 
     func code(forParts parts: [[UInt8]]) -> [UInt8] {
-        let context = unsafe duplicate()
-        defer { unsafe EVP_MAC_CTX_free(context) }
+        let context = unsafe take()
+        defer { unsafe give(context) }
         for part in parts where !part.isEmpty {
             let ok = unsafe part.withUnsafeBytes { unsafe EVP_MAC_update(context, $0.baseAddress, $0.count) }
             precondition(ok == 1, "EVP_MAC_update failed")
         }
         return unsafe finish(context)
+    }
+
+    /// A context ready for a message under the key: a spare one, else a new duplicate.
+    private func take() -> OpaquePointer {
+        if let context = unsafe spare.withLock({ $0.popLast() }) { return unsafe context.pointer }
+        return unsafe duplicate()
+    }
+
+    /// Re-arms a finished context and keeps it, or frees it when the list is full (or re-arming
+    /// fails: then the next message gets a fresh duplicate).
+    private func give(_ context: OpaquePointer) {
+        if unsafe EVP_MAC_init(context, nil, 0, nil) == 1 {
+            let kept = unsafe spare.withLock { list in
+                guard list.count < Self.maxSpare else { return false }
+                unsafe list.append(SpareContext(pointer: context))
+                return true
+            }
+            if kept { return }
+        }
+        unsafe EVP_MAC_CTX_free(context)
     }
 
     private func duplicate() -> OpaquePointer {

@@ -19,7 +19,14 @@ public struct UpToken: Sendable {
     ///   - mac: HMAC-SHA1 prepared with the matching SecretKey.
     /// - Returns: The token text.
     public static func sign(_ policy: PutPolicy, accessKey: String, mac: HMACSHA1) -> String {
-        sign(policyJSON: policy.serialized(), accessKey: accessKey, mac: mac)
+        var token: [UInt8] = []
+        sign(policy, accessKey: accessKey, mac: mac, appendingTo: &token)
+        return String(decoding: token, as: UTF8.self)
+    }
+
+    /// ``sign(_:accessKey:mac:)`` appending the token text to `output`.
+    public static func sign(_ policy: PutPolicy, accessKey: String, mac: HMACSHA1, appendingTo output: inout [UInt8]) {
+        sign(policyJSON: policy.serializedBytes(), accessKey: accessKey, mac: mac, appendingTo: &output)
     }
 
     /// Signs policy JSON text as is (reproduces an SDK's token byte for byte given its JSON).
@@ -30,9 +37,33 @@ public struct UpToken: Sendable {
     ///   - mac: HMAC-SHA1 prepared with the matching SecretKey.
     /// - Returns: The token text.
     public static func sign(policyJSON: String, accessKey: String, mac: HMACSHA1) -> String {
-        let encodedPolicy = URLSafeBase64.encode(policyJSON.utf8)
-        let signature = URLSafeBase64.encode(mac.authenticationCode(for: Array(encodedPolicy.utf8)))
-        return accessKey + ":" + signature + ":" + encodedPolicy
+        var token: [UInt8] = []
+        sign(policyJSON: Array(policyJSON.utf8), accessKey: accessKey, mac: mac, appendingTo: &token)
+        return String(decoding: token, as: UTF8.self)
+    }
+
+    /// Signs policy JSON bytes and appends the token text to `output`, with no intermediate text:
+    /// the encoded policy is written in place, the HMAC is taken over those very bytes, and its
+    /// base64 fills the slot left for it (a token response is built in one buffer this way).
+    ///
+    /// - Parameters:
+    ///   - policyJSON: The exact JSON text to encode, as UTF-8.
+    ///   - accessKey: The AccessKey put in front of the token.
+    ///   - mac: HMAC-SHA1 prepared with the matching SecretKey.
+    ///   - output: Bytes to append the token to.
+    public static func sign(policyJSON: [UInt8], accessKey: String, mac: HMACSHA1, appendingTo output: inout [UInt8]) {
+        let signatureCount = URLSafeBase64.encodedCount(HMACSHA1.byteCount)
+        output.reserveCapacity(
+            output.count + accessKey.utf8.count + signatureCount + 2 + URLSafeBase64.encodedCount(policyJSON.count))
+        output.append(contentsOf: accessKey.utf8)
+        output.append(UInt8(ascii: ":"))
+        let signatureStart = output.count
+        output.append(contentsOf: repeatElement(UInt8(ascii: "="), count: signatureCount + 1))
+        output[signatureStart + signatureCount] = UInt8(ascii: ":")
+        let policyStart = output.count
+        URLSafeBase64.append(policyJSON, to: &output)
+        let code = mac.authenticationCode(for: output[policyStart...])
+        URLSafeBase64.write(code, range: 0..<code.count, into: &output, at: signatureStart)
     }
 
     /// Parses and authenticates an upload token, in the order of §1.2.

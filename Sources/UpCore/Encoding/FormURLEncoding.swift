@@ -22,6 +22,16 @@ public enum FormURLEncoding {
         if value.utf8.allSatisfy(isUnreserved) { return value }
         var output = [UInt8]()
         output.reserveCapacity(value.utf8.count)
+        appendPercentEncoded(value, to: &output)
+        return String(decoding: output, as: UTF8.self)
+    }
+
+    /// Appends ``percentEncode(_:)-(String)`` of `value` to `output` (bodies built as bytes).
+    ///
+    /// - Parameters:
+    ///   - value: Any text.
+    ///   - output: Bytes to append to.
+    public static func appendPercentEncoded(_ value: String, to output: inout [UInt8]) {
         for byte in value.utf8 {
             if isUnreserved(byte) {
                 output.append(byte)
@@ -31,7 +41,6 @@ public enum FormURLEncoding {
                 output.append(hexDigits[Int(byte & 0x0F)])
             }
         }
-        return String(decoding: output, as: UTF8.self)
     }
 
     /// Decodes `%XX` escapes (and `+` as space when `plusAsSpace`).

@@ -20,12 +20,37 @@ public enum URLSafeBase64 {
     /// - Parameter bytes: Any byte sequence.
     /// - Returns: The padded base64 text; its length is always a multiple of 4.
     public static func encode(_ bytes: some Collection<UInt8>) -> String {
-        let input = Array(bytes)
+        var output: [UInt8] = []
+        append(Array(bytes), to: &output)
+        return String(decoding: output, as: UTF8.self)
+    }
+
+    /// Number of characters ``encode(_:)`` makes of `byteCount` bytes.
+    public static func encodedCount(_ byteCount: Int) -> Int { (byteCount + 2) / 3 * 4 }
+
+    /// Appends the padded URL-safe base64 of `input[range]` to `output`: no intermediate text,
+    /// so a token's parts are written into the buffer that is sent (the token hot path).
+    ///
+    /// - Parameters:
+    ///   - input: The bytes.
+    ///   - range: Which of them to encode (all by default).
+    ///   - output: Bytes to append to.
+    public static func append(_ input: [UInt8], range: Range<Int>? = nil, to output: inout [UInt8]) {
+        let range = range ?? 0..<input.count
+        let start = output.count
+        output.append(contentsOf: repeatElement(UInt8(ascii: "="), count: encodedCount(range.count)))
+        write(input, range: range, into: &output, at: start)
+    }
+
+    /// Overwrites `output[start ..< start + encodedCount(range.count)]` with the padded URL-safe
+    /// base64 of `input[range]` (a slot reserved earlier, e.g. for a signature computed last).
+    ///
+    /// - Precondition: `output` has that many bytes from `start`.
+    public static func write(_ input: [UInt8], range: Range<Int>, into output: inout [UInt8], at start: Int) {
         let table = alphabet
-        var output = [UInt8](repeating: UInt8(ascii: "="), count: (input.count + 2) / 3 * 4)
-        var index = 0
-        var out = 0
-        while index + 3 <= input.count {
+        var index = range.lowerBound
+        var out = start
+        while index + 3 <= range.upperBound {
             let chunk = UInt32(input[index]) << 16 | UInt32(input[index + 1]) << 8 | UInt32(input[index + 2])
             output[out] = table[Int(chunk >> 18 & 0x3F)]
             output[out + 1] = table[Int(chunk >> 12 & 0x3F)]
@@ -34,16 +59,15 @@ public enum URLSafeBase64 {
             index += 3
             out += 4
         }
-        let remaining = input.count - index
+        let remaining = range.upperBound - index
         if remaining > 0 {
-            // The trailing "=" are already in place.
             var chunk = UInt32(input[index]) << 16
             if remaining == 2 { chunk |= UInt32(input[index + 1]) << 8 }
             output[out] = table[Int(chunk >> 18 & 0x3F)]
             output[out + 1] = table[Int(chunk >> 12 & 0x3F)]
-            if remaining == 2 { output[out + 2] = table[Int(chunk >> 6 & 0x3F)] }
+            output[out + 2] = remaining == 2 ? table[Int(chunk >> 6 & 0x3F)] : UInt8(ascii: "=")
+            output[out + 3] = UInt8(ascii: "=")
         }
-        return String(decoding: output, as: UTF8.self)
     }
 
     /// Decodes URL-safe base64, padded or not.
