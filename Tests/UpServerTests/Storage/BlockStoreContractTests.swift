@@ -131,6 +131,33 @@ struct BlockStoreContractTests {
     }
 
     @Test(arguments: BlobStoreKind.allCases)
+    func theInventoryDatesEachBlobByItsNewestWrite(kind: BlobStoreKind) async throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let store = try await kind.make(directory)
+        let (blob, created) = try await BlockingIO.run {
+            let blob = try store.create()
+            return (blob, try #require(try store.inventory().first { $0.id == blob }).modifiedAt)
+        }
+        // The store's clock, not ours: within a few seconds of this machine's (SeaweedFS runs here).
+        #expect(abs(created - Date().timeIntervalSince1970) < 5)
+        try await Task.sleep(for: .milliseconds(2100))  // S3 dates have whole seconds
+        let other = try await BlockingIO.run {
+            _ = try store.append([1, 2, 3], to: blob, at: 0)
+            let other = try store.create()
+            let listed = try store.inventory()
+            #expect(listed.map(\.id) == [blob, other].sorted())
+            let appended = try #require(listed.first { $0.id == blob }).modifiedAt
+            #expect(appended - created >= 1, "an append makes the blob young again")
+            return other
+        }
+        try await BlockingIO.run {
+            try store.remove(blob)
+            #expect(try store.inventory().map(\.id) == [other])
+        }
+    }
+
+    @Test(arguments: BlobStoreKind.allCases)
     func aDownloadOfSeveralSegmentsIsTheirBytesInOrder(kind: BlobStoreKind) async throws {
         let directory = TemporaryDirectory()
         defer { directory.remove() }
