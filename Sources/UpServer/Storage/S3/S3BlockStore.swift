@@ -27,7 +27,7 @@ public import ObjectStorage
 public final class S3BlockStore: BlockStore {
     /// The bucket's client.
     public let client: S3Client
-    /// Where downloads of several segments are joined (``fileRange(joining:)``).
+    /// Where downloads of several segments are joined (``fileRange(joining:range:)``).
     let scratchDirectory: URL
 
     /// A store in `client`'s bucket; downloads spool through `scratchDirectory`.
