@@ -89,7 +89,8 @@ extension S3Client {
         let objects = root.children("Contents").map { item in
             S3ListedObject(
                 key: item.text(of: "Key") ?? "", size: Int64(item.text(of: "Size") ?? "") ?? 0,
-                etag: (item.text(of: "ETag") ?? "").unquotedETag)
+                etag: (item.text(of: "ETag") ?? "").unquotedETag,
+                lastModified: item.text(of: "LastModified").flatMap(S3Timestamp.unixSeconds))
         }
         let truncated = root.text(of: "IsTruncated") == "true"
         return S3ObjectListing(objects: objects, continuationToken: truncated ? root.text(of: "NextContinuationToken") : nil)

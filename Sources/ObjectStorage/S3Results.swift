@@ -28,6 +28,9 @@ public struct S3ListedObject: Sendable, Equatable {
     public var size: Int64
     /// The ETag, quotes removed.
     public var etag: String
+    /// `LastModified` in Unix seconds (the store's clock, when the object was last written);
+    /// nil when the store sent none or one ``S3Timestamp`` cannot read.
+    public var lastModified: Double? = nil
 }
 
 /// One page of `ListObjectsV2`.

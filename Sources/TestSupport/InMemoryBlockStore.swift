@@ -1,3 +1,4 @@
+public import Basics
 import Synchronization
 import UpCore
 public import UpServer
@@ -8,34 +9,44 @@ public import UpServer
 /// `missingBytes`); `sync` only counts calls, so tests can check when durability was asked for.
 /// ``capacity`` makes a small disk: an append that does not fit fails as `FileBlockStore`'s does
 /// on a full disk — `UpError(.insufficientStorage)`, the blob left at the expected offset.
+/// A blob's modification time (``inventory()``) is `clock`'s at its last create or append.
 public final class InMemoryBlockStore: BlockStore {
     private struct State {
         var blobs: [BlobID: [UInt8]] = [:]
+        var modified: [BlobID: Double] = [:]
         var syncs: [BlobID: Int] = [:]
         var capacity: Int64?
+        var afterInventory: (@Sendable () -> Void)?
     }
 
     private let state = Mutex(State())
+    private let clock: any WallClock
 
-    /// Creates an empty store.
-    public init() {}
+    /// Creates an empty store whose blobs are stamped with `clock`'s time.
+    public init(clock: any WallClock = SystemClock()) { self.clock = clock }
 
     /// See `BlockStore.create()`.
     public func create() throws -> BlobID {
         let blob = BlobID.random()
-        state.withLock { $0.blobs[blob] = [] }
+        let now = clock.now()
+        state.withLock {
+            $0.blobs[blob] = []
+            $0.modified[blob] = now
+        }
         return blob
     }
 
     /// See `BlockStore.append(_:to:at:)`.
     public func append(_ bytes: [UInt8], to blob: BlobID, at expectedOffset: Int64) throws -> Int64 {
-        try state.withLock { state in
+        let now = clock.now()
+        return try state.withLock { state in
             guard var data = state.blobs[blob] else { throw BlockStoreError.notFound(blob) }
             guard Int64(data.count) >= expectedOffset else {
                 throw BlockStoreError.missingBytes(blob, expected: expectedOffset, actual: Int64(data.count))
             }
             data.removeSubrange(Int(expectedOffset)...)
             state.blobs[blob] = data  // a failed append is cut back too
+            state.modified[blob] = now
             if let capacity = state.capacity {
                 let used = state.blobs.values.reduce(Int64(0)) { $0 + Int64($1.count) }
                 if used + Int64(bytes.count) > capacity {
@@ -96,10 +107,26 @@ public final class InMemoryBlockStore: BlockStore {
     }
 
     /// See `BlockStore.remove(_:)`.
-    public func remove(_ blob: BlobID) throws { _ = state.withLock { $0.blobs.removeValue(forKey: blob) } }
+    public func remove(_ blob: BlobID) throws {
+        state.withLock {
+            $0.blobs[blob] = nil
+            $0.modified[blob] = nil
+        }
+    }
 
-    /// See `BlockStore.list()`.
-    public func list() throws -> [BlobID] { state.withLock { $0.blobs.keys.sorted() } }
+    /// See `BlockStore.inventory()`.
+    public func inventory() throws -> [ListedBlob] {
+        let (listed, hook) = state.withLock { state in
+            (state.blobs.keys.sorted().map { ListedBlob(id: $0, modifiedAt: state.modified[$0] ?? .infinity) },
+             state.afterInventory)
+        }
+        hook?()
+        return listed
+    }
+
+    /// Runs `hook` after every ``inventory()`` has read the blobs, before it returns: a test
+    /// commits a row there, as another instance could between the orphan sweep's two reads.
+    public func afterInventory(_ hook: (@Sendable () -> Void)?) { state.withLock { $0.afterInventory = hook } }
 
     private func bytes(of blob: BlobID) throws -> [UInt8] {
         guard let data = state.withLock({ $0.blobs[blob] }) else { throw BlockStoreError.notFound(blob) }

@@ -9,6 +9,7 @@ struct UpMetrics: Sendable {
     let uploadsStarted: Counter
     let uploadsCompleted: Counter
     let uploadsExpired: Counter
+    let orphansRemoved: Counter
     let errors: Counter
     let callbackAttempts: Counter
     let callbackFailures: Counter
@@ -24,6 +25,8 @@ struct UpMetrics: Sendable {
             "upgate_up_uploads_completed_total", "Objects created, by protocol.", labels: ["protocol"])
         uploadsExpired = registry.counter(
             "upgate_up_uploads_expired_total", "Blocks and multipart uploads removed by the sweeper after expiry.")
+        orphansRemoved = registry.counter(
+            "upgate_up_orphan_blobs_removed_total", "Store blobs no row named, removed by the sweeper after orphanGraceSeconds.")
         errors = registry.counter("upgate_up_errors_total", "Error responses, by status.", labels: ["status"])
         callbackAttempts = registry.counter("upgate_up_callback_attempts_total", "Callback deliveries tried.")
         callbackFailures = registry.counter("upgate_up_callback_failures_total", "Callback deliveries that failed.")

@@ -12,6 +12,7 @@ struct UpRoutes {
     let configuration: UpServerConfiguration
     let stores: UpStores
     let outbox: CallbackOutbox
+    let sweeper: SweeperTask
     let hashes: BlockHashCache
     let writers: BlobWriteLocks
     let contexts: BlockContexts
@@ -49,6 +50,7 @@ struct UpRoutes {
             publicBuckets: Set(configuration.publicBuckets), publicBaseURL: configuration.publicBaseURL, clock: clock
         ).register(on: &router)
         OutboxAdminController(outbox: stores.outbox, authenticator: management, clock: clock).register(on: &router)
+        SweepAdminController(sweeper: sweeper, authenticator: management, clock: clock).register(on: &router)
         BlocksController(
             mkblk: MkblkHandler(authorizer: authorizer, runner: blockRunner, clock: clock),
             bput: BputHandler(authorizer: authorizer, runner: blockRunner, writers: writers, clock: clock),
@@ -80,7 +82,7 @@ struct UpRoutes {
     }
 
     /// The routes a web page may call (issue 13 §3): form upload, `put`, v1 blocks, v2 multipart
-    /// and downloads (`/download`, signed `/dl`); never management (`/stat`), the outbox admin API or operations.
+    /// and downloads (`/download`, signed `/dl`); never management (`/stat`), the admin API (`/admin/outbox`, `/admin/sweep`) or operations.
     static let browserPaths = [
         "/", "/put/*", "/putb64/*", "/mkblk/*", "/bput/*", "/mkfile/*", "/rs-mkfile/*", "/buckets/*", "/download/*", "/dl/*",
     ]

@@ -63,8 +63,10 @@ public final class UpServer: HostedService {
         let retrier = OutboxRetrier(outbox: outbox)
         self.retrier = retrier
         let sweeperTask = SweeperTask(
-            sweeper: Sweeper(index: stores.sweep, store: stores.blobs, hashes: hashes), metrics: upMetrics,
-            logger: logger, clock: clock)
+            sweeper: Sweeper(
+                index: stores.sweep, store: stores.blobs, hashes: hashes,
+                orphanGraceSeconds: configuration.orphanGraceSeconds),
+            metrics: upMetrics, logger: logger, clock: clock)
         self.sweeperTask = sweeperTask
         let writers = self.writers
         let contexts = BlockContexts(
@@ -72,8 +74,8 @@ public final class UpServer: HostedService {
             baseURL: baseURLProvider)
         routes = { configuration in
             UpRoutes(
-                configuration: configuration, stores: stores, outbox: outbox, hashes: hashes, writers: writers,
-                contexts: contexts, clock: clock, metrics: upMetrics, logger: logger
+                configuration: configuration, stores: stores, outbox: outbox, sweeper: sweeperTask, hashes: hashes,
+                writers: writers, contexts: contexts, clock: clock, metrics: upMetrics, logger: logger
             ).router()
         }
         let sweepInterval = Duration.seconds(max(configuration.sweepIntervalSeconds, 1))

@@ -21,6 +21,7 @@ public import ServerShell
 /// | `syncEveryChunk` | `false` |
 /// | `callback` | `{"scheme": "qbox", "timeoutSeconds": 5, "maxRetries": 12, "retryBaseDelaySeconds": 5, "retryMaxDelaySeconds": 3600}` |
 /// | `sweepIntervalSeconds` | `300` |
+/// | `orphanGraceSeconds` | `3600`: a store blob no row names is removed once older than this |
 /// | `database` | none (SQLite in `<dataDirectory>`); `postgresql://user@host:5432/db`, no password |
 /// | `blobStore` | none (`<dataDirectory>/blobs`); `{"type": "s3", "endpoint", "region", "bucket", "accessKeyId", "secretAccessKey"}` |
 ///
@@ -54,6 +55,7 @@ extension UpServerConfiguration {
                 retryBaseDelaySeconds: try callback?.integer("retryBaseDelaySeconds", as: Int64.self) ?? 5,
                 retryMaxDelaySeconds: try callback?.integer("retryMaxDelaySeconds", as: Int64.self) ?? 3600),
             sweepIntervalSeconds: try file.integer("sweepIntervalSeconds", as: Int64.self) ?? 300,
+            orphanGraceSeconds: try file.integer("orphanGraceSeconds", as: Int64.self) ?? 3600,
             threads: common.threads, connections: common.connections)
         configuration.cors = common.cors
         (configuration.database, configuration.blobStore) = try readStores(file, environment: environment)
@@ -87,6 +89,7 @@ extension UpServerConfiguration: ServiceConfiguration {
         if syncEveryChunk != other.syncEveryChunk { names.append("syncEveryChunk") }
         if callback != other.callback { names.append("callback") }
         if sweepIntervalSeconds != other.sweepIntervalSeconds { names.append("sweepIntervalSeconds") }
+        if orphanGraceSeconds != other.orphanGraceSeconds { names.append("orphanGraceSeconds") }
         if threads != other.threads { names.append("threads") }
         if database != other.database { names.append("database") }
         if blobStore.summary != other.blobStore.summary { names.append("blobStore") }

@@ -39,6 +39,10 @@ public struct UpServerConfiguration: Sendable {
     public var callback: Callback
     /// Seconds between garbage-collection sweeps of expired blocks and uploads. Default 300.
     public var sweepIntervalSeconds: Int64
+    /// How old, in seconds, a store blob no row names must be before a sweep removes it as an
+    /// orphan (`OrphanRule`). Default 3600; longer than any pause between a blob's creation and
+    /// its row, and than the clock skew between the instances and the store.
+    public var orphanGraceSeconds: Int64
     /// HTTP worker threads; 0 (the default) is one per core.
     public var threads: Int
     /// The slow-loris defences (JSON keys as in `CommonSettings`); default 4096 connections, a
@@ -69,6 +73,7 @@ public struct UpServerConfiguration: Sendable {
         syncEveryChunk: Bool = false,
         callback: Callback = Callback(),
         sweepIntervalSeconds: Int64 = 300,
+        orphanGraceSeconds: Int64 = 3600,
         threads: Int = 0,
         connections: ConnectionLimits = ConnectionLimits()
     ) {
@@ -85,6 +90,7 @@ public struct UpServerConfiguration: Sendable {
         self.syncEveryChunk = syncEveryChunk
         self.callback = callback
         self.sweepIntervalSeconds = sweepIntervalSeconds
+        self.orphanGraceSeconds = orphanGraceSeconds
         self.threads = threads
         self.connections = connections
     }
@@ -149,6 +155,10 @@ public struct UpServerConfiguration: Sendable {
         }
         guard callback.timeoutSeconds > 0, callback.maxRetries >= 0, callback.retryBaseDelaySeconds > 0 else {
             throw ConfigurationError("callback timeout and retry delays must be > 0")
+        }
+        guard orphanGraceSeconds > 0 else {
+            throw ConfigurationError(
+                "orphanGraceSeconds must be > 0 (seconds an unnamed blob is kept; default 3600), got \(orphanGraceSeconds)")
         }
         if let secret = contextSecret, secret.utf8.count < 16 {
             throw ConfigurationError("contextSecret must be at least 16 bytes")

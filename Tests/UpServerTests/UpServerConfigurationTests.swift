@@ -22,6 +22,12 @@ struct UpServerConfigurationTests {
         }
     }
 
+    @Test func orphanGraceSecondsIsReadAndDefaultsToAnHour() throws {
+        #expect(try UpServerConfiguration.load(json: Data("{\(Self.minimal)}".utf8), environment: [:]).orphanGraceSeconds == 3600)
+        let set = try UpServerConfiguration.load(json: Data(#"{\#(Self.minimal),"orphanGraceSeconds":2}"#.utf8), environment: [:])
+        #expect(set.orphanGraceSeconds == 2)
+    }
+
     @Test func publicBucketsAreReadAndDefaultToNone() throws {
         #expect(try UpServerConfiguration.load(json: Data("{\(Self.minimal)}".utf8), environment: [:]).publicBuckets == [])
         let set = try UpServerConfiguration.load(json: Data(#"{\#(Self.minimal),"publicBuckets":["b"]}"#.utf8), environment: [:])
@@ -48,6 +54,7 @@ struct UpServerConfigurationTests {
         (#"{"keys":[{"accessKey":"a"}],"buckets":["b"]}"#, #""keys[0].secretKey" is missing in the configuration"#),
         (#"{\#(minimal),"publicBuckets":["pics"]}"#, #"publicBuckets lists "pics", which is not one of buckets"#),
         (#"{\#(minimal),"publicBucket":["b"]}"#, #"unknown key "publicBucket" in the configuration (did you mean "publicBuckets"?)"#),
+        (#"{\#(minimal),"orphanGraceSeconds":0}"#, "orphanGraceSeconds must be > 0 (seconds an unnamed blob is kept; default 3600), got 0"),
         (#"{"buckets":["b"]}"#, "no key pair: list \"keys\" in the configuration file or set UPGATE_ACCESS_KEY and UPGATE_SECRET_KEY"),
     ])
     func mistakesAreOneLineNamingTheKey(json: String, message: String) {

@@ -63,10 +63,16 @@ public protocol BlockStore: Sendable {
     /// - Throws: `BlockStoreError.io`.
     func remove(_ blob: BlobID) throws
 
-    /// Every blob in the store, sorted, for the orphan sweep.
+    /// Every blob in the store, sorted by id, with when it was last written (the orphan sweep
+    /// removes only blobs no row names that are older than `orphanGraceSeconds`).
     ///
     /// - Throws: `BlockStoreError.io`.
-    func list() throws -> [BlobID]
+    func inventory() throws -> [ListedBlob]
+}
+
+extension BlockStore {
+    /// Every blob in the store, sorted (``inventory()`` without the times).
+    public func list() throws -> [BlobID] { try inventory().map(\.id) }
 }
 
 extension BlockStore {

@@ -3,12 +3,14 @@
 /// of knowing any store's type. `FileBlockStore` has it; a store without it (in memory, or S3 —
 /// which would rather redirect or stream) is read through `BlockStore.read`.
 public protocol ByteRangeServing: BlockStore {
-    /// The bytes of `segments`, in order, as one range of an open file the caller then owns
-    /// (and must close, or hand to the server, which closes it).
+    /// `range` of the bytes of `segments` joined in order, as one range of an open file the
+    /// caller then owns (and must close, or hand to the server, which closes it). The returned
+    /// range holds exactly `range.count` bytes.
     ///
-    /// - Throws: `BlockStoreError` for a missing or short blob; `UpError(.insufficientStorage)`
-    ///   when joining several blobs needs scratch space the disk does not have.
-    func fileRange(joining segments: [Segment]) throws -> FileRange
+    /// - Throws: `BlockStoreError` for a missing or short blob, or a `range` outside the
+    ///   segments; `UpError(.insufficientStorage)` when joining needs scratch space the disk
+    ///   does not have.
+    func fileRange(joining segments: [Segment], range: Range<Int64>) throws -> FileRange
 }
 
 /// A range of an open file: what `ByteRangeServing` hands out.

@@ -8,24 +8,26 @@ extension FileBlockStore: ByteRangeServing {
         directory.deletingLastPathComponent().appendingPathComponent("tmp", isDirectory: true)
     }
 
-    /// See `ByteRangeServing.fileRange(joining:)`: one segment is its blob file itself (zero
-    /// copies); several are concatenated into an unlinked scratch file (`BlockStore.spool(_:in:)`).
-    public func fileRange(joining segments: [Segment]) throws -> FileRange {
-        if segments.count == 1 { return try Self.range(of: url(of: segments[0].blob), length: segments[0].length) }
-        return try spool(segments, in: scratchDirectory)
+    /// See `ByteRangeServing.fileRange(joining:range:)`: a range within one blob is that blob's
+    /// file itself (zero copies); one across several is concatenated into an unlinked scratch
+    /// file (`BlockStore.spool(_:range:in:)`).
+    public func fileRange(joining segments: [Segment], range: Range<Int64>) throws -> FileRange {
+        let pieces = try Segment.pieces(of: range, in: segments)
+        if pieces.count == 1 { return try Self.range(pieces[0].1, of: url(of: pieces[0].0)) }
+        return try spool(segments, range: range, in: scratchDirectory)
     }
 
-    /// `length` bytes of `file` from its start, as a descriptor of its own.
-    private static func range(of file: URL, length: Int64) throws -> FileRange {
+    /// `range` of `file`, as a descriptor of its own.
+    private static func range(_ range: Range<Int64>, of file: URL) throws -> FileRange {
         let handle = try FileHandle(forReadingFrom: file)
         defer { try? handle.close() }
         let size = try handle.seekToEnd()
-        guard size >= UInt64(length) else {
+        guard size >= UInt64(range.upperBound) else {
             throw BlockStoreError.io(nil, reason: "blob \(file.lastPathComponent) shorter than its segment")
         }
         // The handle closes its own descriptor; the range's is a duplicate.
         let descriptor = dup(handle.fileDescriptor)
         guard descriptor >= 0 else { throw BlockStoreError.io(nil, reason: "dup failed") }
-        return FileRange(descriptor: descriptor, offset: 0, length: UInt64(length))
+        return FileRange(descriptor: descriptor, offset: UInt64(range.lowerBound), length: UInt64(range.count))
     }
 }

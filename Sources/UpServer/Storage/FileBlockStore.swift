@@ -8,7 +8,7 @@ import UpCore
 /// Paths come from `BlobID` only (random hex), never from a bucket or key, so no user input
 /// reaches the file system. Files are created in place, never through temporary files, so a
 /// crash leaves no `*.tmp` behind: at worst an orphan blob, which the orphan sweep finds with
-/// `list()`.
+/// `inventory()`.
 ///
 /// Writing goes through `NativeFile` (positioned writes straight from the caller's array, no
 /// `Data` copy, no seek), and a blob being written keeps its descriptor open across appends in a
@@ -154,19 +154,25 @@ public final class FileBlockStore: BlockStore {
         try io(blob) { try FileManager.default.removeItem(at: file) }
     }
 
-    /// See `BlockStore.list()`. Names that are not blob ids, or sit in the wrong shard, are
-    /// skipped: they are not ours to delete.
-    public func list() throws -> [BlobID] {
+    /// See `BlockStore.inventory()`: the files' mtimes. Names that are not blob ids, or sit in
+    /// the wrong shard, are skipped: they are not ours to delete. So is a file removed while the
+    /// directory is read.
+    public func inventory() throws -> [ListedBlob] {
         let manager = FileManager.default
         let shards = try io(nil) { try manager.contentsOfDirectory(atPath: directory.path) }
-        var blobs: [BlobID] = []
+        var blobs: [ListedBlob] = []
         for shard in shards where shard.utf8.count == 2 {
             let names = try io(nil) {
                 try manager.contentsOfDirectory(atPath: directory.appendingPathComponent(shard).path)
             }
-            blobs += names.compactMap(BlobID.init(hex:)).filter { $0.shard == shard }
+            for blob in names.compactMap(BlobID.init(hex:)) where blob.shard == shard {
+                guard let attributes = try? manager.attributesOfItem(atPath: url(of: blob).path),
+                    let modified = attributes[.modificationDate] as? Date
+                else { continue }
+                blobs.append(ListedBlob(id: blob, modifiedAt: modified.timeIntervalSince1970))
+            }
         }
-        return blobs.sorted()
+        return blobs.sorted { $0.id < $1.id }
     }
 
     /// The blob's cached descriptor, or a newly opened one. A cached descriptor whose file was

@@ -1,7 +1,8 @@
-/// Carries out `SweepPlan`s: deletes expired rows through the index, then their blobs.
+/// Carries out `SweepPlan`s: deletes expired rows through the index, then their blobs; and
+/// removes orphan blobs (`OrphanRule`).
 ///
 /// Rows first, blobs after the commit: a crash in between leaves orphan blobs (found later by
-/// `orphans`), never a row naming a missing blob.
+/// ``sweepOrphans(now:)``), never a row naming a missing blob.
 public struct Sweeper: Sendable {
     /// The metadata.
     public let index: any SweepIndex
@@ -9,12 +10,17 @@ public struct Sweeper: Sendable {
     public let store: any BlockStore
     /// Running hashes to forget for deleted blobs.
     public let hashes: BlockHashCache?
+    /// How old an unnamed blob must be before it is an orphan (`orphanGraceSeconds`).
+    public let orphanGraceSeconds: Int64
 
     /// Creates a sweeper over `index` and `store`.
-    public init(index: any SweepIndex, store: any BlockStore, hashes: BlockHashCache? = nil) {
+    public init(
+        index: any SweepIndex, store: any BlockStore, hashes: BlockHashCache? = nil, orphanGraceSeconds: Int64 = 3600
+    ) {
         self.index = index
         self.store = store
         self.hashes = hashes
+        self.orphanGraceSeconds = orphanGraceSeconds
     }
 
     /// Sweeps everything expired at `now` (Unix seconds).
@@ -52,11 +58,20 @@ public struct Sweeper: Sendable {
         }
     }
 
-    /// Blobs on disk that no row names. Pure: the caller lists both sides.
+    /// Removes the store's orphans at `now` (Unix seconds): blobs no row names, last written
+    /// more than ``orphanGraceSeconds`` ago. The store is listed before the index is read
+    /// (`OrphanRule` says why the order matters).
     ///
-    /// A blob is created before its row is inserted, so a just-created blob looks orphaned for a
-    /// moment: delete only candidates seen in two passes far enough apart.
-    public static func orphans(onDisk: [BlobID], known: Set<BlobID>) -> [BlobID] {
-        onDisk.filter { !known.contains($0) }
+    /// - Returns: The blobs removed.
+    /// - Throws: The store's or the index's errors; what is left, the next pass finds.
+    @discardableResult
+    public func sweepOrphans(now: Double) async throws -> [BlobID] {
+        let store = self.store
+        let listed = try await BlockingWork.run { try store.inventory() }
+        let known = try await index.knownBlobs()
+        let orphans = OrphanRule.orphans(listed: listed, known: known, now: now, graceSeconds: orphanGraceSeconds)
+        for blob in orphans { hashes?.remove(blob) }
+        try await store.remove(orphans)
+        return orphans
     }
 }

@@ -2,7 +2,8 @@ import Basics
 
 /// Runs the garbage collector (`Sweeper`) every `sweepIntervalSeconds`: expired v1 blocks, v2
 /// uploads and their parts, and stale completion records go, then their blobs; then objects
-/// whose `deleteAfterDays` ran out (the lifecycle rule), with the blobs no copy shares.
+/// whose `deleteAfterDays` ran out (the lifecycle rule), with the blobs no copy shares; then
+/// orphan blobs. `POST /admin/sweep` runs one pass now (`SweepAdminController`).
 final class SweeperTask: Sendable {
     private let sweeper: Sweeper
     private let metrics: UpMetrics
@@ -20,7 +21,7 @@ final class SweeperTask: Sendable {
 
     /// Starts sweeping every `interval`.
     func start(every interval: Duration) {
-        loop.start(every: interval) { [self] in await runOnce(now: clock.unixSeconds) }
+        loop.start(every: interval) { [self] in await runOnce(now: clock.now()) }
     }
 
     /// Whether the background loop is running.
@@ -29,32 +30,51 @@ final class SweeperTask: Sendable {
     /// Stops the loop and waits for a sweep in flight.
     func stop() async { await loop.stop() }
 
-    /// One sweep at `now`; errors are logged (the next pass retries; leftover blobs are orphans
-    /// for the orphan sweep).
+    /// One pass at the clock's time, errors thrown (the admin API answers them).
+    func pass() async throws -> SweepReport { try await pass(now: clock.now()) }
+
+    /// One sweep at `now` (Unix seconds); errors are logged (the next pass retries; leftover
+    /// blobs are orphans for a later pass).
     ///
-    /// - Returns: Blocks, uploads and expired objects removed, or 0 after an error.
+    /// - Returns: What was removed, or nil after an error.
     @discardableResult
-    func runOnce(now: Int64) async -> Int {
+    func runOnce(now: Double) async -> SweepReport? {
         do {
-            let plan = try await sweeper.sweep(now: now)
-            let removed = plan.blockRows.count + plan.uploadRows.count
-            if removed > 0 || !plan.blobs.isEmpty {
-                metrics.uploadsExpired.increment(by: Double(removed))
-                logger.info("sweep: removed expired uploads", [
-                    "blocks": .int(Int64(plan.blockRows.count)), "uploads": .int(Int64(plan.uploadRows.count)),
-                    "blobs": .int(Int64(plan.blobs.count)),
-                ])
-            }
-            let expired = try await sweeper.sweepExpiredObjects(now: now)
-            if !expired.names.isEmpty {
-                logger.info("sweep: deleted objects past deleteAfterDays", [
-                    "objects": .int(Int64(expired.names.count)), "blobs": .int(Int64(expired.blobs.count)),
-                ])
-            }
-            return removed + expired.names.count
+            return try await pass(now: now)
         } catch {
             logger.error("sweep failed", ["error": .string("\(error)")])
-            return 0
+            return nil
         }
+    }
+
+    /// Expired rows and their blobs, expired objects, then orphans — each step logged when it
+    /// removed something.
+    func pass(now: Double) async throws -> SweepReport {
+        let seconds = Int64(now.rounded(.down))
+        let plan = try await sweeper.sweep(now: seconds)
+        let removed = plan.blockRows.count + plan.uploadRows.count
+        if removed > 0 || !plan.blobs.isEmpty {
+            metrics.uploadsExpired.increment(by: Double(removed))
+            logger.info("sweep: removed expired uploads", [
+                "blocks": .int(Int64(plan.blockRows.count)), "uploads": .int(Int64(plan.uploadRows.count)),
+                "blobs": .int(Int64(plan.blobs.count)),
+            ])
+        }
+        let expired = try await sweeper.sweepExpiredObjects(now: seconds)
+        if !expired.names.isEmpty {
+            logger.info("sweep: deleted objects past deleteAfterDays", [
+                "objects": .int(Int64(expired.names.count)), "blobs": .int(Int64(expired.blobs.count)),
+            ])
+        }
+        let orphans = try await sweeper.sweepOrphans(now: now)
+        if !orphans.isEmpty {
+            metrics.orphansRemoved.increment(by: Double(orphans.count))
+            logger.info("sweep: removed orphan blobs", [
+                "orphans": .int(Int64(orphans.count)), "graceSeconds": .int(sweeper.orphanGraceSeconds),
+            ])
+        }
+        return SweepReport(
+            blocks: plan.blockRows.count, uploads: plan.uploadRows.count, objects: expired.names.count,
+            orphans: orphans.count)
     }
 }

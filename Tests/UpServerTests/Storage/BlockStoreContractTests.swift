@@ -131,6 +131,33 @@ struct BlockStoreContractTests {
     }
 
     @Test(arguments: BlobStoreKind.allCases)
+    func theInventoryDatesEachBlobByItsNewestWrite(kind: BlobStoreKind) async throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let store = try await kind.make(directory)
+        let (blob, created) = try await BlockingIO.run {
+            let blob = try store.create()
+            return (blob, try #require(try store.inventory().first { $0.id == blob }).modifiedAt)
+        }
+        // The store's clock, not ours: within a few seconds of this machine's (SeaweedFS runs here).
+        #expect(abs(created - Date().timeIntervalSince1970) < 5)
+        try await Task.sleep(for: .milliseconds(2100))  // S3 dates have whole seconds
+        let other = try await BlockingIO.run {
+            _ = try store.append([1, 2, 3], to: blob, at: 0)
+            let other = try store.create()
+            let listed = try store.inventory()
+            #expect(listed.map(\.id) == [blob, other].sorted())
+            let appended = try #require(listed.first { $0.id == blob }).modifiedAt
+            #expect(appended - created >= 1, "an append makes the blob young again")
+            return other
+        }
+        try await BlockingIO.run {
+            try store.remove(blob)
+            #expect(try store.inventory().map(\.id) == [other])
+        }
+    }
+
+    @Test(arguments: BlobStoreKind.allCases)
     func aDownloadOfSeveralSegmentsIsTheirBytesInOrder(kind: BlobStoreKind) async throws {
         let directory = TemporaryDirectory()
         defer { directory.remove() }
@@ -149,10 +176,23 @@ struct BlockStoreContractTests {
             return (segments, expected)
         }
         guard let ranges = store as? any ByteRangeServing else { return }  // memory: read() only
-        let range = try await BlockingIO.run { try ranges.fileRange(joining: segments) }
-        let handle = FileHandle(fileDescriptor: range.descriptor, closeOnDealloc: true)
-        try handle.seek(toOffset: range.offset)
-        #expect(range.length == UInt64(expected.count))
-        #expect(Array(try handle.read(upToCount: Int(range.length)) ?? Data()) == expected)
+        // The whole object, a range inside one chunk object, one across chunks of one blob, one
+        // across all three blobs, the last byte.
+        let total = Int64(expected.count)
+        for wanted in [0..<total, 10..<20, 250..<650, 650..<1450, (total - 1)..<total] {
+            let range = try await BlockingIO.run { try ranges.fileRange(joining: segments, range: wanted) }
+            let handle = FileHandle(fileDescriptor: range.descriptor, closeOnDealloc: true)
+            let size = try handle.seekToEnd()
+            try handle.seek(toOffset: range.offset)
+            #expect(range.length == UInt64(wanted.count), "\(wanted)")
+            #expect(Array(try handle.read(upToCount: Int(range.length)) ?? Data()) == Array(expected[Int(wanted.lowerBound)..<Int(wanted.upperBound)]))
+            // Only the blob's own file (disk, one blob) holds more than the range: a spool copies the range alone.
+            let inOneBlob = [0..<700, 700..<1401, 1401..<total].contains { $0.lowerBound <= wanted.lowerBound && wanted.upperBound <= $0.upperBound }
+            let ownFile = kind == .disk && inOneBlob
+            if !ownFile { #expect(size == UInt64(wanted.count) && range.offset == 0, "\(wanted): \(size) bytes spooled") }
+        }
+        await #expect(throws: BlockStoreError.self) {
+            try await BlockingIO.run { _ = try ranges.fileRange(joining: segments, range: 0..<(total + 1)) }
+        }
     }
 }

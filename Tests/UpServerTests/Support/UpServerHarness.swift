@@ -28,8 +28,8 @@ struct UpServerHarness {
             contextSecret: "test-context-secret-0123456789")
         configure(&configuration)
         index = InMemoryUpIndex()
-        store = InMemoryBlockStore()
         clock = ManualClock(1_900_000_000)
+        store = InMemoryBlockStore(clock: clock)
         callbacks = ScriptedCallbacks()
         server = UpServer(
             configuration: configuration, stores: UpStores(blobs: store, index: index, outbox: index.outbox),

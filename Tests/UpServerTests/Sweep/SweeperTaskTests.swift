@@ -29,13 +29,13 @@ struct SweeperTaskTests {
         let sut = task(index, store)
 
         index.refuse([.sweepExpired])
-        #expect(await sut.runOnce(now: 1_000) == 0)
+        #expect(await sut.runOnce(now: 1_000) == nil)
         #expect(try await index.block(expired) != nil)
         #expect(Set(try store.list()) == [expired, live])
         #expect(logs.capturedLines.contains { $0.contains("sweep failed") && $0.contains("insufficient_storage") })
 
         index.refuse([])
-        #expect(await sut.runOnce(now: 1_000) == 1)
+        #expect(await sut.runOnce(now: 1_000) == SweepReport(blocks: 1))
         #expect(try await index.block(expired) == nil)
         #expect(try store.list() == [live])
         #expect(try await index.block(live) != nil)

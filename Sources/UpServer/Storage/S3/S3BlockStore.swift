@@ -27,7 +27,7 @@ public import ObjectStorage
 public final class S3BlockStore: BlockStore {
     /// The bucket's client.
     public let client: S3Client
-    /// Where downloads of several segments are joined (``fileRange(joining:)``).
+    /// Where downloads of several segments are joined (``fileRange(joining:range:)``).
     let scratchDirectory: URL
 
     /// A store in `client`'s bucket; downloads spool through `scratchDirectory`.
@@ -170,20 +170,22 @@ public final class S3BlockStore: BlockStore {
         if let first = failed.first { throw BlockStoreError.io(blob, reason: "S3 could not delete \(first.key): \(first.code)") }
     }
 
-    /// See `BlockStore.list()`.
-    public func list() throws -> [BlobID] {
+    /// See `BlockStore.inventory()`: a blob's time is the newest `LastModified` of its chunk
+    /// objects (each append writes one).
+    public func inventory() throws -> [ListedBlob] {
         let client = self.client
         return try BlockingAsync.run {
-            var blobs = Set<BlobID>()
+            var newest: [BlobID: Double] = [:]
             var token: String?
             repeat {
                 let page = try await client.listObjects(prefix: Self.prefix, continuationToken: token)
                 for object in page.objects {
-                    if let blob = BlobID(hex: String(object.key.dropFirst(Self.prefix.count).prefix(32))) { blobs.insert(blob) }
+                    guard let blob = BlobID(hex: String(object.key.dropFirst(Self.prefix.count).prefix(32))) else { continue }
+                    newest[blob] = max(newest[blob] ?? -.infinity, object.lastModified ?? .infinity)
                 }
                 token = page.continuationToken
             } while token != nil
-            return blobs.sorted()
+            return newest.map { ListedBlob(id: $0.key, modifiedAt: $0.value) }.sorted { $0.id < $1.id }
         }
     }
 }
