@@ -13,7 +13,10 @@ import ServerShell
 ///
 /// Idempotent: a blob already in the store whole, a row already there (same key) and a callback
 /// already there (same payload) are skipped, so a second run copies nothing and an interrupted
-/// one can be run again. Run it with up-server stopped, then start the servers on the new stores.
+/// one can be run again. Run it with up-server stopped, then start the servers on the new stores
+/// (not again after that: it would bring back what the new instances deleted since). Rows are
+/// copied one for one (the PostgreSQL tables mirror SQLite's, `PostgresUpIndex.schemaV1`), not
+/// through `ObjectIndex.putObject`, which would renumber versions and drop recorded answers.
 public enum MigrateCommand {
     /// `--help`.
     public static let usage = """
@@ -22,8 +25,9 @@ public enum MigrateCommand {
         and S3 blob store ("blobStore", UPGATE_S3_*): every blob the index names, then objects,
         completion records, callbacks not yet delivered, v1 blocks and v2 uploads in progress.
         Stop up-server first; start it on the new stores afterwards. Re-running copies nothing
-        twice. Every instance must then share one contextSecret (ctxs of uploads in progress
-        are signed with it).
+        twice: after a failure, run it again (before up-server starts on the new stores). Every
+        instance must then share one contextSecret (ctxs of uploads in progress are signed
+        with it).
 
         USAGE:
           up-server migrate [--config FILE] [--data-dir DIR]
