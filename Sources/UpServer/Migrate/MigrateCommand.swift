@@ -2,7 +2,7 @@ public import Basics
 import Foundation
 import NativePostgres
 import ObjectStorage
-import ServerShell
+public import ServerShell
 
 /// `up-server migrate`: moves an embedded installation (the SQLite index `index.sqlite3` and the
 /// blob files under `blobs/` in the data directory) to the configured PostgreSQL `database` and
@@ -37,21 +37,11 @@ public enum MigrateCommand {
         """
 
     /// What a run printed and its exit status.
-    public struct Outcome: Sendable, Equatable {
-        /// The exit status.
-        public var status: Int32
-        /// Standard output.
-        public var output: String = ""
-        /// Standard error.
-        public var error: String = ""
-    }
+    public typealias Outcome = CommandOutcome
 
     /// Runs the command with `arguments` (those after `migrate`), prints, and exits.
     public static func main(_ arguments: [String]) async -> Never {
-        let outcome = await run(arguments, environment: ProcessInfo.processInfo.environment)
-        FileHandle.standardOutput.write(Data(outcome.output.utf8))
-        FileHandle.standardError.write(Data(outcome.error.utf8))
-        exit(outcome.status)
+        await run(arguments, environment: ProcessInfo.processInfo.environment).exit()
     }
 
     /// Runs the command in `environment`.
