@@ -3,7 +3,7 @@ import Foundation
 import NativePostgres
 import NativeStore
 import Outbox
-import ServerShell
+public import ServerShell
 
 /// `biz-server migrate`: copies an embedded installation (`uploads.sqlite3` and `keys.sqlite3`
 /// in the data directory) into the configured PostgreSQL `database`: every upload record (same
@@ -52,10 +52,7 @@ public enum MigrateCommand {
 
     /// Runs the command with `arguments` (those after `migrate`), prints, and exits.
     public static func main(_ arguments: [String]) async -> Never {
-        let outcome = await run(arguments, environment: ProcessInfo.processInfo.environment)
-        FileHandle.standardOutput.write(Data(outcome.output.utf8))
-        FileHandle.standardError.write(Data(outcome.error.utf8))
-        exit(outcome.status)
+        await run(arguments, environment: ProcessInfo.processInfo.environment).exit()
     }
 
     /// Runs the command in `environment`.

@@ -3,7 +3,14 @@ import ServerShell
 /// `up-server --help`.
 let usage = ServerCommandLine.usage(
     name: "up-server",
-    summary: "a self-hostable Qiniu-compatible upload server (form, resumable v1 and v2,\ncallbacks with a durable outbox, management stat/download).",
+    summary: """
+        a self-hostable Qiniu-compatible upload server (form, resumable v1 and v2,
+        callbacks with a durable outbox, management stat/download).
+
+        up-server migrate [--config FILE] [--data-dir DIR]: with up-server stopped, copies the
+        SQLite index and blob files of the data directory into the configured PostgreSQL database
+        and S3 blob store (up-server migrate --help).
+        """,
     defaultPort: 9000,
     dataDirectory: "blobs, index.sqlite3 and ctx-secret live here (default: config, else data/up)",
     environment: """

@@ -1,6 +1,6 @@
 public import Basics
 import Foundation
-import ServerShell
+public import ServerShell
 import UpCore
 
 /// `biz-server keys create|list|revoke`: API keys managed in the store of a biz-server — running
@@ -35,21 +35,11 @@ public enum KeysCommand {
         """
 
     /// What a run printed and its exit status.
-    public struct Outcome: Sendable, Equatable {
-        /// The exit status.
-        public var status: Int32
-        /// Standard output.
-        public var output: String = ""
-        /// Standard error.
-        public var error: String = ""
-    }
+    public typealias Outcome = CommandOutcome
 
     /// Runs the command with `arguments` (those after `keys`), prints, and exits.
     public static func main(_ arguments: [String]) async -> Never {
-        let outcome = await run(arguments, environment: ProcessInfo.processInfo.environment)
-        FileHandle.standardOutput.write(Data(outcome.output.utf8))
-        FileHandle.standardError.write(Data(outcome.error.utf8))
-        exit(outcome.status)
+        await run(arguments, environment: ProcessInfo.processInfo.environment).exit()
     }
 
     /// Runs the command with `arguments` (those after `keys`) in `environment` at `clock`'s time.

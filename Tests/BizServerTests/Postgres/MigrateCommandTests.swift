@@ -3,6 +3,7 @@ import Foundation
 import HTTPKit
 import NativePostgres
 import Outbox
+import ServerShell
 import TestSupport
 import Testing
 

@@ -34,18 +34,7 @@ extension PostgresUpIndex: ObjectIndex {
         stored.version = (old?.version ?? 0) + 1
         // Segments go with their object (ON DELETE CASCADE).
         try connection.query("DELETE FROM objects WHERE bucket = $1 AND object_key = $2", name)
-        try connection.query(
-            "INSERT INTO objects (\(SQLiteUpIndex.objectColumns)) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
-            name + [
-                .text(stored.etag), .integer(stored.fsize), .text(stored.mimeType),
-                .text(try SQLiteUpIndex.Rows.encode(stored.metadata)), .integer(stored.putTime),
-                PostgresValue(stored.deleteAfterDays), .integer(Int64(stored.fileType)), .integer(stored.version),
-            ])
-        for (position, segment) in stored.segments.enumerated() {
-            try connection.query(
-                "INSERT INTO segments (bucket, object_key, position, blob, length) VALUES ($1, $2, $3, $4, $5)",
-                name + [.integer(Int64(position)), .text(segment.blob.hex), .integer(segment.length)])
-        }
+        try insert(stored, on: connection)
         let entry = try callback.map {
             try PostgresOutbox.insert($0, now: object.putTime, into: CallbackMessage.table, on: connection)
         }
@@ -60,6 +49,25 @@ extension PostgresUpIndex: ObjectIndex {
         }
         let released = try unreferenced((old?.segments.map(\.blob) ?? []) + extraReleased, on: connection)
         return .stored(object: stored, releasedBlobs: released, callback: entry)
+    }
+
+    /// Writes the rows of `object` — its row, `version` as given, and its segments — where no
+    /// object of its name is: the one INSERT of an object, shared by ``store(_:mode:completion:callback:extraReleased:on:)``
+    /// and `up-server migrate` (``MigrateCommand``), which copies objects with their versions.
+    static func insert(_ object: StoredObject, on connection: PostgresConnection) throws {
+        let name: [PostgresValue] = [.text(object.bucket), .text(object.key)]
+        try connection.query(
+            "INSERT INTO objects (\(SQLiteUpIndex.objectColumns)) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
+            name + [
+                .text(object.etag), .integer(object.fsize), .text(object.mimeType),
+                .text(try SQLiteUpIndex.Rows.encode(object.metadata)), .integer(object.putTime),
+                PostgresValue(object.deleteAfterDays), .integer(Int64(object.fileType)), .integer(object.version),
+            ])
+        for (position, segment) in object.segments.enumerated() {
+            try connection.query(
+                "INSERT INTO segments (bucket, object_key, position, blob, length) VALUES ($1, $2, $3, $4, $5)",
+                name + [.integer(Int64(position)), .text(segment.blob.hex), .integer(segment.length)])
+        }
     }
 
     /// See `ObjectIndex.object(bucket:key:)`.
