@@ -13,6 +13,8 @@ by its pid; PostgreSQL and SeaweedFS also stop when this process dies however it
 watchers see it).
 """
 import argparse
+import hashlib
+import hmac
 import json
 import os
 import secrets
@@ -27,6 +29,7 @@ import urllib.parse
 import xml.etree.ElementTree as ET
 
 from . import nginx
+from .wire import request
 from .processes import ROOT, Server, bin_dir, install_cleanup, wait_ready
 
 LIB = os.path.join(ROOT, "scripts", "lib")
@@ -165,14 +168,32 @@ class Cluster:
 
     # ------------------------------------------------------------ the store as a client sees it
 
-    def _s3_request(self, method, path_and_query):
-        """(status, body) of one SigV4-signed request to SeaweedFS (curl --aws-sigv4)."""
-        out = subprocess.run(["curl", "-s", "-X", method, "--max-time", "30", "--aws-sigv4", "aws:amz:us-east-1:s3",
-                              "--user", f"{self.s3['access_key']}:{self.s3['secret_key']}", "-o", "-",
-                              "-w", "\n%{http_code}", self.s3["endpoint"] + path_and_query],
-                             capture_output=True, timeout=60)
-        body, _, code = out.stdout.rpartition(b"\n")
-        return int(code or 0), body
+    def _s3_request(self, method, path, query=None):
+        """(status, body) of one AWS Signature V4 request to SeaweedFS (signed here, with hashlib and
+        hmac: curl 7.88's --aws-sigv4 does not canonicalise query strings)."""
+        query = sorted((query or {}).items())
+        encode = lambda v: urllib.parse.quote(v, safe="-_.~")  # noqa: E731 - RFC 3986 unreserved only
+        canonical_query = "&".join(f"{encode(k)}={encode(v)}" for k, v in query)
+        host = urllib.parse.urlsplit(self.s3["endpoint"]).netloc
+        now = time.gmtime()
+        stamp, day = time.strftime("%Y%m%dT%H%M%SZ", now), time.strftime("%Y%m%d", now)
+        payload = hashlib.sha256(b"").hexdigest()
+        headers = {"host": host, "x-amz-content-sha256": payload, "x-amz-date": stamp}
+        signed = ";".join(sorted(headers))
+        canonical = "\n".join([method, urllib.parse.quote(path), canonical_query,
+                                "".join(f"{k}:{headers[k]}\n" for k in sorted(headers)), signed, payload])
+        scope = f"{day}/{self.s3['region']}/s3/aws4_request"
+        to_sign = "\n".join(["AWS4-HMAC-SHA256", stamp, scope, hashlib.sha256(canonical.encode()).hexdigest()])
+        key = ("AWS4" + self.s3["secret_key"]).encode()
+        for part in (day, self.s3["region"], "s3", "aws4_request"):
+            key = hmac.new(key, part.encode(), hashlib.sha256).digest()
+        signature = hmac.new(key, to_sign.encode(), hashlib.sha256).hexdigest()
+        headers["authorization"] = (f"AWS4-HMAC-SHA256 Credential={self.s3['access_key']}/{scope}, "
+                                    f"SignedHeaders={signed}, Signature={signature}")
+        del headers["host"]
+        status, _, body = request(self.s3["endpoint"], method, path + (f"?{canonical_query}" if query else ""),
+                                  headers=headers, timeout=60)
+        return status, body
 
     def store_objects(self, prefix="blobs/"):
         """Every object name in the bucket under `prefix` (ListObjectsV2, all pages)."""
@@ -181,7 +202,7 @@ class Cluster:
             query = {"list-type": "2", "prefix": prefix, "max-keys": "1000"}
             if token:
                 query["continuation-token"] = token
-            status, body = self._s3_request("GET", f"/{S3_BUCKET}?" + urllib.parse.urlencode(query))
+            status, body = self._s3_request("GET", f"/{S3_BUCKET}", query)
             if status != 200:
                 raise RuntimeError(f"ListObjectsV2 answered {status}: {body[:200]!r}")
             root = ET.fromstring(body)

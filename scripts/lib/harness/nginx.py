@@ -17,15 +17,15 @@ from .processes import ROOT, track
 EXAMPLE = os.path.join(ROOT, "Config", "nginx-upgate.conf")
 
 
-def main_config(work, site, single=False):
+def main_config(work, site, single=False, connections=1024):
     """nginx.conf text: no daemon, one worker (`single`: no master either, one process that a
     SIGKILL stops whole), pid, logs and temp paths in work/nginx (made here), the http context
-    including `site`."""
+    including `site`, `connections` per worker."""
     d = os.path.join(work, "nginx")
     os.makedirs(d, exist_ok=True)
     temps = "\n".join(f"    {name}_temp_path {d}/{name};" for name in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi"))
     return (f"daemon off;\n{'master_process off;' if single else 'worker_processes 1;'}\npid {d}/nginx.pid;\nerror_log {d}/error.log warn;\n"
-            f"events {{ worker_connections 1024; }}\nhttp {{\n    access_log {d}/access.log;\n{temps}\n"
+            f"events {{ worker_connections {connections}; }}\nhttp {{\n    access_log {d}/access.log;\n{temps}\n"
             f"    include {site};\n}}\n")
 
 
@@ -57,7 +57,7 @@ def start(work, site_text):
         f.write(site_text)
     conf = os.path.join(work, "nginx.conf")
     with open(conf, "w", encoding="utf-8") as f:
-        f.write(main_config(work, site, single=True))
+        f.write(main_config(work, site, single=True, connections=4096))  # load holds 2 x 500 at once
     out = open(os.path.join(work, "nginx", "stdout.log"), "ab")
     process = track(subprocess.Popen(["nginx", "-p", os.path.join(work, "nginx"), "-c", conf], stdout=out,
                                      stderr=out, cwd=work))
