@@ -301,7 +301,7 @@ def cluster_runs(suite, bins, n, waves, wrk_min):
             uploads = [u for wave in run.all_waves for u in wave]
             p = sorted(u.upload_s for u in uploads if u.upload_s is not None) or [0]
             server_cpu = sum(v or 0 for name, v in state["cpu"].items() if name not in ("client", "wrk"))
-            rows.append((k, len(uploads) / sum(sec for sec, _ in run.wave_figures), p[len(p) // 2],
+            rows.append((k, len(uploads) / sum(sec for sec, _ in run.wave_figures), p[(len(p) - 1) // 2],
                          p[min(len(p) - 1, int(0.99 * len(p)))], wrk_rps(figures) if run.use_wrk else 0,
                          server_cpu, len(uploads)))
         if run and run.wrk is not None and run.wrk.poll() is None:
@@ -311,10 +311,10 @@ def cluster_runs(suite, bins, n, waves, wrk_min):
     print(f"load --cluster: the same load through nginx, {kind} binaries, {cores} cores (every process on "
           f"them: no speed-up is expected from a second instance here, only the cost of spreading)", flush=True)
     print(f"  {'instances':>10} {'uploads/s':>10} {'per core':>9} {'p50 ms':>7} {'p99 ms':>7} {'wrk req/s':>10} "
-          f"{'per core':>9} {'uploads/server-CPU-s':>21}", flush=True)
-    for k, ups, p50, p99, rps, cpu, total in rows:
+          f"{'per core':>9} {'server CPU s':>13}", flush=True)
+    for k, ups, p50, p99, rps, cpu, _ in rows:
         print(f"  {f'{k}+{k}':>10} {ups:>10.0f} {ups / cores:>9.0f} {p50 * 1000:>7.0f} {p99 * 1000:>7.0f} {rps:>10.0f} "
-              f"{rps / cores:>9.0f} {total / cpu if cpu else 0:>21.1f}", flush=True)
+              f"{rps / cores:>9.0f} {cpu:>13.1f}", flush=True)
     return suite.finish("; ".join(f"{k}+{k}: {ups:.0f} uploads/s ({ups / cores:.0f}/core), wrk {rps:.0f} req/s "
                                   f"({rps / cores:.0f}/core)" for k, ups, _, _, rps, _, _ in rows))
 
