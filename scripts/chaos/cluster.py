@@ -373,11 +373,14 @@ def main():
         check_spread(suite, cluster)
         store = check_store(suite, cluster, orphan_check)
         cluster.stop()
-        reruns = sum(u.runs - 1 for u in uploads)
+        reruns = {c: sum(u.runs - 1 for u in uploads if u.client == c) for c in ("up-cli", "sdk")}
+        worst = max(uploads, key=lambda u: u.runs)
+        reruns = (f"client re-runs: up-cli {reruns['up-cli']}, SDK {reruns['sdk']} (most: {worst.runs - 1} for "
+                  f"{worst.client} {worst.kind}{', last error ' + worst.errors[-1][:80] if worst.errors else ''})")
         mib = sum(u.size for u in uploads) / 2**20
         figures = (f"{len(uploads)} uploads ({mib:.0f} MiB; form/v1/v2 x up-cli/SDK) in {upload_seconds:.0f} s through "
                    f"nginx over 2 up + 2 biz; {', '.join(chaos.done) or 'no chaos'} ({chaos.in_flight} of them while "
-                   f"uploads ran); {reruns} client re-runs; {store}")
+                   f"uploads ran); {reruns}; {store}")
     return suite.finish(figures)
 
 

@@ -280,6 +280,18 @@ def check_run(run, state, figures):
             + (f"; wrk {wrk_rps(figures):.0f} req/s p99 {figures.get('p99', 0):.1f} ms" if run.use_wrk else "; no wrk"))
 
 
+def drive(run):
+    """One run from wrk's start to its checks: (what collect() found, wrk's figures, the summary's
+    extra text)."""
+    run.start_wrk()
+    run.check_capacity()
+    run.run_waves()
+    figures = run.stop_wrk()
+    state = run.collect()
+    report(run, state, figures)
+    return state, figures, check_run(run, state, figures)
+
+
 def cluster_runs(suite, bins, n, waves, wrk_min):
     """The same load through nginx over 1 and then 2 instances of each (--instances), one after the
     other on the same machine; the figures side by side, per core as well."""
@@ -291,13 +303,7 @@ def cluster_runs(suite, bins, n, waves, wrk_min):
             os.makedirs(work)
             run = Run(Prefixed(suite, f"{k} up + {k} biz"), bins, n, waves, wrk_min, instances=k, work=work)
             suite.log(f"{k} up-server(s) + {k} biz-server(s) behind nginx up {run.up.url}, biz {run.biz.url}")
-            run.start_wrk()
-            run.check_capacity()
-            run.run_waves()
-            figures = run.stop_wrk()
-            state = run.collect()
-            report(run, state, figures)
-            check_run(run, state, figures)
+            state, figures, _ = drive(run)
             uploads = [u for wave in run.all_waves for u in wave]
             p = sorted(u.upload_s for u in uploads if u.upload_s is not None) or [0]
             server_cpu = sum(v or 0 for name, v in state["cpu"].items() if name not in ("client", "wrk"))
@@ -350,13 +356,7 @@ def main():
         return cluster_runs(suite, bins, n, waves, wrk_min)
     with suite:
         run = Run(suite, bins, n, waves, wrk_min)
-        run.start_wrk()
-        run.check_capacity()
-        run.run_waves()
-        figures = run.stop_wrk()
-        state = run.collect()
-        report(run, state, figures)
-        extra = check_run(run, state, figures)
+        _, _, extra = drive(run)
     if run and run.wrk is not None and run.wrk.poll() is None:
         run.wrk.kill()
     return suite.finish(extra)
