@@ -138,7 +138,7 @@ def one_upload(suite, cluster, u):
         try:
             u.hash = (run_cli if u.client == "up-cli" else run_sdk)(suite, cluster, u)
         except Exception as error:  # noqa: BLE001 - a failed run is run again, and counted
-            u.errors.append(str(error)[:200])
+            u.errors.append(" ".join(str(error).split())[:200])  # one line (nginx 502 pages are HTML)
             time.sleep(1)
     return u
 
