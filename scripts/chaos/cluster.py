@@ -19,14 +19,13 @@ import hashlib
 import json
 import os
 import random
-import subprocess
 import sys
-import tempfile
 import threading
 import time
 import warnings
 from concurrent.futures import ThreadPoolExecutor
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from types import SimpleNamespace
 
 import qiniu
 from qiniu import Region, put_data, put_file
@@ -104,7 +103,7 @@ def token(cluster, key, size):
 
 
 def run_cli(suite, cluster, u):
-    argv = lib.put_argv(suite.bins, u.path, u.key, type("Biz", (), {"url": cluster.biz}),
+    argv = lib.put_argv(suite.bins, u.path, u.key, SimpleNamespace(url=cluster.biz),
                         os.path.join(u.work, f"f{u.i}.ckpt.json"), u.kind, "--concurrency", "2",
                         "--chunk-size", "1M", "--part-size", "4M", "--limit-rate", suite.args.rate,
                         "--retries", "8", "--timeout", "20")
