@@ -121,10 +121,11 @@ def run_sdk(suite, cluster, u):
     if u.kind == "form":
         with open(u.path, "rb") as f:
             ret, info = put_data(tok, u.key, f.read(), regions=regions)
-    else:
+    else:  # resumable whatever the size (the SDK's threshold is lowered in main)
+        records = os.path.join(u.work, f"rec{u.i}")
+        os.makedirs(records, exist_ok=True)  # the recorder writes into it, and does not make it
         ret, info = put_file(tok, u.key, u.path, regions=regions, version=u.kind, part_size=4 << 20,
-                             bucket_name=h.BUCKET,
-                             upload_progress_recorder=qiniu.UploadProgressRecorder(os.path.join(u.work, f"rec{u.i}")))
+                             bucket_name=h.BUCKET, upload_progress_recorder=qiniu.UploadProgressRecorder(records))
     if info.status_code != 200 or not ret:
         raise RuntimeError(f"SDK {u.kind}: HTTP {info.status_code} {str(getattr(info, 'error', ''))[:200]}")
     return ret.get("hash")
@@ -329,7 +330,7 @@ def parse_args():
     ap.add_argument("--orphan-check", action="store_true",
                     help="orphanGraceSeconds 2 in the up-servers and POST /admin/sweep at the end")
     return h.short_or_full(ap.parse_args(), uploads=(20, 200), max_size=(6 << 20, 64 << 20), kills=(4, 12),
-                           period=(2.5, 15.0))
+                           period=(2.0, 15.0))
 
 
 def main():
@@ -337,6 +338,8 @@ def main():
     suite = h.Suite(SUITE, args, "upgate-chaos-cluster-")
     bins = suite.bins
     rnd = random.Random(args.seed)
+    # SDK v1 / v2 uploads are resumable from 1 byte on, not form uploads below its 4 MiB default.
+    qiniu.config.set_default(default_upload_threshold=1)
     figures = ""
     with suite:
         orphan_check = "run with --orphan-check (orphanGraceSeconds 2, POST /admin/sweep)"
