@@ -2,6 +2,7 @@
 """scripts/demo's checks after the resumed upload: what it shows and what must hold.
 
     demo_check.py --up URL --biz URL --file F --key K --sdk-etag E --cli-etag E --run RUN2.jsonl --download OUT
+                  [--biz-metrics URL ...]   (biz-server instances whose counters are summed; default --biz)
 
 The expected hash is the official SDK's `qiniu.etag` of the file (computed by scripts/demo), never
 the product's own: up-cli's result, `up-cli etag`, up-server's stat and the callback record must all
@@ -19,6 +20,7 @@ def main():
     ap = argparse.ArgumentParser()
     for name in ("up", "biz", "file", "key", "sdk-etag", "cli-etag", "run", "download"):
         ap.add_argument("--" + name, required=True)
+    ap.add_argument("--biz-metrics", action="append", help="a biz-server instance (behind a proxy: each of them)")
     a = ap.parse_args()
     size = os.path.getsize(a.file)
     failures = []
@@ -37,8 +39,8 @@ def main():
     dl_status, body = h.download(a.up, a.key)
     with open(a.download, "wb") as out:
         out.write(body)
-    accepted = h.metric(a.biz, "upgate_biz_callbacks_accepted_total")
-    duplicate = h.metric(a.biz, "upgate_biz_callbacks_duplicate_total")
+    accepted = sum(h.metric(b, "upgate_biz_callbacks_accepted_total") for b in a.biz_metrics or [a.biz])
+    duplicate = sum(h.metric(b, "upgate_biz_callbacks_duplicate_total") for b in a.biz_metrics or [a.biz])
 
     print("resumed upload (second run):")
     print(f"  checkpoint found: {start['checkpointFound']}, resumed: {done['resumed']}")

@@ -40,6 +40,7 @@ import sys
 import time
 
 import harness as h
+from harness.cluster import Cluster
 from figures import cpu_seconds, log_durations, parse_wrk, percentiles, raise_nofile
 from wave_uploads import Upload, hold_connections, run_wave
 
@@ -50,12 +51,20 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 class Run:
     """The servers, wrk and the waves of one load run."""
 
-    def __init__(self, suite, bins, n, waves, wrk_min):
+    def __init__(self, suite, bins, n, waves, wrk_min, instances=0, work=None):
         self.suite, self.args, self.n, self.waves, self.wrk_min = suite, suite.args, n, waves, wrk_min
-        work = suite.work
-        self.bins = bins
-        self.up = h.Server.up(bins, work, config=h.up_config(work, retry_base=1, retry_max=2, timeout=5)).start()
-        self.biz = h.Server.biz(bins, work, self.up.url, config=h.biz_config(work, 10**9, 10**9)).start()
+        work = work or suite.work
+        self.bins, self.cluster = bins, None
+        if instances:  # nginx over `instances` of each on PostgreSQL + SeaweedFS: the entry points are nginx's
+            def limits(config):
+                config["rateLimit"] = {"tokensPerSecond": 10**9, "burst": 10**9}
+            self.cluster = Cluster(bins, work, instances, instances, biz_change=limits).start()
+            self.up, self.biz = Entry(self.cluster.up_port), Entry(self.cluster.biz_port)
+            self.ups, self.bizs = self.cluster.ups, self.cluster.bizs
+        else:
+            self.up = h.Server.up(bins, work, config=h.up_config(work, retry_base=1, retry_max=2, timeout=5)).start()
+            self.biz = h.Server.biz(bins, work, self.up.url, config=h.biz_config(work, 10**9, 10**9)).start()
+            self.ups, self.bizs = [self.up], [self.biz]
         rnd = random.Random(self.args.seed)
         self.all_waves = [[Upload(w, i, self.args.seed, rnd) for i in range(n)] for w in range(waves)]
         self.use_wrk = self.args.wrk_connections > 0
@@ -122,21 +131,60 @@ class Run:
             if pending is not None and not h.outbox_entries(pending):
                 break
             time.sleep(0.25)
-        m = {name: h.metric(url, f"upgate_{name}_total") for name, url in (
-            ("biz_callbacks_accepted", self.biz.url), ("biz_callbacks_duplicate", self.biz.url),
-            ("biz_callbacks_rejected", self.biz.url), ("up_callback_attempts", self.up.url),
-            ("up_callback_failures", self.up.url))}
+        # Each instance counts its own: summed over the instances (one each outside --cluster).
+        m = {name: sum(h.metric(s.url, f"upgate_{name}_total") for s in servers) for name, servers in (
+            ("biz_callbacks_accepted", self.bizs), ("biz_callbacks_duplicate", self.bizs),
+            ("biz_callbacks_rejected", self.bizs), ("up_callback_attempts", self.ups),
+            ("up_callback_failures", self.ups))}
         state = {"outbox_idle": h.outbox_idle(self.up.url), "records": h.biz_records(self.biz.url) or [],
-                 "metrics": m, "cpu": {"up-server": cpu_seconds(self.up.process.pid),
-                                       "biz-server": cpu_seconds(self.biz.process.pid)}}
-        self.up.stop()
-        self.biz.stop()
+                 "metrics": m, "cpu": {"up-server": sum(cpu_seconds(s.process.pid) or 0 for s in self.ups),
+                                       "biz-server": sum(cpu_seconds(s.process.pid) or 0 for s in self.bizs)}}
+        if self.cluster:
+            state["cpu"]["nginx"] = cpu_seconds(self.cluster.nginx.pid)
+            state["cpu"]["postgres"] = postgres_cpu_seconds(self.cluster.pg_dir)
+            self.cluster.stop()
+        else:
+            self.up.stop()
+            self.biz.stop()
         usage = resource.getrusage(resource.RUSAGE_SELF)
         state["cpu"]["client"] = usage.ru_utime + usage.ru_stime
         state["cpu"]["wrk"] = self.wrk_cpu
-        state["biz_routes"] = log_durations(self.biz.log_path)
-        state["up_routes"] = log_durations(self.up.log_path)
+        state["biz_routes"], state["up_routes"] = {}, {}
+        for key, servers in (("biz_routes", self.bizs), ("up_routes", self.ups)):
+            for server in servers:
+                for route, values in log_durations(server.log_path).items():
+                    state[key].setdefault(route, []).extend(values)
         return state
+
+
+class Entry:
+    """nginx's address as the waves see a server (they use .port and .url)."""
+
+    def __init__(self, port):
+        self.port, self.url = port, f"http://127.0.0.1:{port}"
+
+
+def postgres_cpu_seconds(pg_dir):
+    """CPU seconds of the postmaster and its backends (children of the postmaster pid)."""
+    try:
+        master = int(open(os.path.join(pg_dir, "data", "postmaster.pid")).readline())
+        children = open(f"/proc/{master}/task/{master}/children").read().split()
+    except (OSError, ValueError):
+        return None
+    return sum(cpu_seconds(int(pid)) or 0 for pid in [master, *children])
+
+
+class Prefixed:
+    """The suite, its checks named after the run they belong to (--cluster runs two)."""
+
+    def __init__(self, suite, prefix):
+        self._suite, self._prefix = suite, prefix
+
+    def check(self, name, ok):
+        return self._suite.check(f"{self._prefix}: {name}", ok)
+
+    def __getattr__(self, name):
+        return getattr(self._suite, name)
 
 
 def report(run, state, figures):
@@ -232,6 +280,51 @@ def check_run(run, state, figures):
             + (f"; wrk {wrk_rps(figures):.0f} req/s p99 {figures.get('p99', 0):.1f} ms" if run.use_wrk else "; no wrk"))
 
 
+def drive(run):
+    """One run from wrk's start to its checks: (what collect() found, wrk's figures, the summary's
+    extra text)."""
+    run.start_wrk()
+    run.check_capacity()
+    run.run_waves()
+    figures = run.stop_wrk()
+    state = run.collect()
+    report(run, state, figures)
+    return state, figures, check_run(run, state, figures)
+
+
+def cluster_runs(suite, bins, n, waves, wrk_min):
+    """The same load through nginx over 1 and then 2 instances of each (--instances), one after the
+    other on the same machine; the figures side by side, per core as well."""
+    rows = []
+    for k in suite.args.instances or [1, 2]:
+        run = None
+        with suite:
+            work = os.path.join(suite.work, f"x{k}")
+            os.makedirs(work)
+            run = Run(Prefixed(suite, f"{k} up + {k} biz"), bins, n, waves, wrk_min, instances=k, work=work)
+            suite.log(f"{k} up-server(s) + {k} biz-server(s) behind nginx up {run.up.url}, biz {run.biz.url}")
+            state, figures, _ = drive(run)
+            uploads = [u for wave in run.all_waves for u in wave]
+            p = sorted(u.upload_s for u in uploads if u.upload_s is not None) or [0]
+            server_cpu = sum(v or 0 for name, v in state["cpu"].items() if name not in ("client", "wrk"))
+            rows.append((k, len(uploads) / sum(sec for sec, _ in run.wave_figures), p[(len(p) - 1) // 2],
+                         p[min(len(p) - 1, int(0.99 * len(p)))], wrk_rps(figures) if run.use_wrk else 0,
+                         server_cpu, len(uploads)))
+        if run and run.wrk is not None and run.wrk.poll() is None:
+            run.wrk.kill()
+    cores = os.cpu_count()
+    kind = "release" if "/release" in bins else "debug" if "/debug" in bins else bins
+    print(f"load --cluster: the same load through nginx, {kind} binaries, {cores} cores (every process on "
+          f"them: no speed-up is expected from a second instance here, only the cost of spreading)", flush=True)
+    print(f"  {'instances':>10} {'uploads/s':>10} {'per core':>9} {'p50 ms':>7} {'p99 ms':>7} {'wrk req/s':>10} "
+          f"{'per core':>9} {'server CPU s':>13}", flush=True)
+    for k, ups, p50, p99, rps, cpu, _ in rows:
+        print(f"  {f'{k}+{k}':>10} {ups:>10.0f} {ups / cores:>9.0f} {p50 * 1000:>7.0f} {p99 * 1000:>7.0f} {rps:>10.0f} "
+              f"{rps / cores:>9.0f} {cpu:>13.1f}", flush=True)
+    return suite.finish("; ".join(f"{k}+{k}: {ups:.0f} uploads/s ({ups / cores:.0f}/core), wrk {rps:.0f} req/s "
+                                  f"({rps / cores:.0f}/core)" for k, ups, _, _, rps, _, _ in rows))
+
+
 def parse_args():
     ap = h.suite_arguments(__doc__, "1 wave of 100 uploads, wrk >= 10 s (default: 3 x 500, >= 30 s)")
     ap.add_argument("--uploads", type=int, help="uploads per wave, all in flight at once")
@@ -239,6 +332,10 @@ def parse_args():
     ap.add_argument("--wrk-seconds", type=int, help="wrk runs at least this long, and until every wave is done")
     ap.add_argument("--wrk-connections", type=int, default=64)
     ap.add_argument("--timeout", type=float, default=60, help="per HTTP request of the wave (s)")
+    ap.add_argument("--cluster", action="store_true",
+                    help="through nginx over 1, then 2 up-servers and biz-servers on PostgreSQL + SeaweedFS "
+                         "(scripts/cluster's deployment); prints both side by side")
+    ap.add_argument("--instances", type=int, nargs="+", help="with --cluster: the instance counts (default: 1 2)")
     return ap.parse_args()
 
 
@@ -255,15 +352,11 @@ def main():
     suite.log(f"seed {args.seed}, {waves} x {n} uploads, wrk -c{args.wrk_connections} >= {wrk_min} s, "
               f"ulimit -n {nofile}, bin {bins}, work {suite.work}")
     extra, run = "", None
+    if args.cluster:
+        return cluster_runs(suite, bins, n, waves, wrk_min)
     with suite:
         run = Run(suite, bins, n, waves, wrk_min)
-        run.start_wrk()
-        run.check_capacity()
-        run.run_waves()
-        figures = run.stop_wrk()
-        state = run.collect()
-        report(run, state, figures)
-        extra = check_run(run, state, figures)
+        _, _, extra = drive(run)
     if run and run.wrk is not None and run.wrk.poll() is None:
         run.wrk.kill()
     return suite.finish(extra)

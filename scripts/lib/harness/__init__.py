@@ -8,7 +8,9 @@
   (`qiniu`, the scripts/pyenv venv), the v2 multipart hash computed independently (§7.2);
 - services: up-server's management reads (stat, download, outbox) and metrics, biz-server's
   records, as an outside client sees them;
-- report: the suite's checks, its summary line, its work directory, skips for scripts/test.
+- report: the suite's checks, its summary line, its work directory, skips for scripts/test;
+- cluster, nginx (imported by name: `from harness.cluster import Cluster`): the deployment past
+  one machine on loopback, and nginx from the production example.
 
 Expected values (etags above all) never come from the product's own code: a check that compares
 the product with itself cannot fail.
