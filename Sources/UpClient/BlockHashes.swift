@@ -4,7 +4,7 @@ import Synchronization
 /// The running SHA-1 (for the etag, qiniu-protocol.md §7.1) and CRC-32 of each v1 block's
 /// acknowledged bytes, fed with the very bytes each chunk request carried, once its reply
 /// accepted them — so the local etag is the etag of what was sent, and no second pass over the
-/// file is needed.
+/// file is needed. A block sent as one chunk brings its SHA-1 along (``acceptWhole(_:crc:sha1:)``).
 ///
 /// Chunks of one block go strictly in order with one in flight (§4), so each block's hash sees
 /// its chunks in order; blocks hash in parallel (each has a lock of its own, so one block's
@@ -44,6 +44,13 @@ final class BlockHashes: Sendable {
     /// Starts block `index` over: nothing acknowledged (a new block, or after a 701).
     func reset(_ index: Int) {
         _ = blocks.withLock { $0.removeValue(forKey: index) }
+    }
+
+    /// Block `index` was accepted as one chunk whose CRC-32 is `crc` and SHA-1 `sha1` (computed
+    /// while it was read for sending): it is complete, nothing runs on for it.
+    func acceptWhole(_ index: Int, crc: UInt32, sha1: [UInt8]) -> ResumableUpload.BlockHash {
+        reset(index)
+        return ResumableUpload.BlockHash(crc32: crc, sha1: sha1)
     }
 
     /// Adds the bytes of an accepted chunk of block `index` (`crc` is their CRC-32). Returns the

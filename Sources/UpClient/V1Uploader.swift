@@ -3,9 +3,10 @@ import NativeCrypto
 import UpCore
 
 /// Carries out ``ResumableUpload``'s actions (qiniu-protocol.md §4). Each chunk is read from the
-/// file once, into the buffer the request is sent from; its CRC-32 (for the reply's `crc32`) and,
-/// once accepted, the block's SHA-1 (for the etag, ``BlockHashes``) are computed from that same
-/// buffer, so the local etag is the etag of what was sent. Memory stays bounded by concurrency ×
+/// file once, into the buffer the request is sent from; its CRC-32 (for the reply's `crc32`) and
+/// the block's SHA-1 (for the etag, ``BlockHashes``; kept once accepted) are computed from that
+/// same buffer — in one pass before sending when the chunk is a whole block — so the local etag
+/// is the etag of what was sent. Memory stays bounded by concurrency ×
 /// chunk size. A reply whose crc32 differs makes the chunk go again (never skipped, unlike the
 /// Python SDK §9.5); a 701 redoes the block.
 struct V1Uploader: Sendable {
@@ -116,7 +117,17 @@ struct V1Uploader: Sendable {
         }
         let bytes = try job.source.read(offset: range.lowerBound, length: range.count)
         defer { job.source.recycle(bytes) }
-        let crc = CRC32.checksum(bytes)
+        // A chunk that is a whole block (the default 4 MiB chunks) also gets the block's SHA-1 in
+        // the same pass as its CRC-32 (kept only if the reply accepts it); a smaller chunk's bytes
+        // join the block's running SHA-1 once accepted (``BlockHashes``).
+        var crc32 = CRC32()
+        var sha1: Digest? = blockOffset == 0 && range.count == blockSize ? Digest(.sha1) : nil
+        HashSlices.forEach(bytes) { slice in
+            crc32.update(slice)
+            sha1?.update(slice)
+        }
+        let crc = crc32.value
+        let wholeBlockSHA1 = sha1.take()?.finalize()
         let progressID = job.reporter.begin()
         let job = self.job
         let outcome = try await job.sender.send(payload: Int64(bytes.count)) { host, token in
@@ -139,7 +150,10 @@ struct V1Uploader: Sendable {
                 return .event(.chunkFailed(index: index, retryable: true), progressID: progressID)
             }
             let offset = blockOffset + range.count
-            let hash = hashes.accept(index, bytes: bytes, crc: crc, completesBlock: offset == blockSize)
+            let hash =
+                if let wholeBlockSHA1 { hashes.acceptWhole(index, crc: crc, sha1: wholeBlockSHA1) } else {
+                    hashes.accept(index, bytes: bytes, crc: crc, completesBlock: offset == blockSize)
+                }
             let expiresAt = json["expired_at"]?.int64Value ?? 0
             return .event(
                 .chunkAccepted(index: index, context: context, offset: offset, crc32: crc, expiresAt: expiresAt, hash: hash),

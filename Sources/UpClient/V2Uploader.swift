@@ -136,20 +136,25 @@ struct V2Uploader: Sendable {
 
     /// The body of the part in `range`, its lower-case hex MD5 and its part digest (§7.2), from
     /// one read of the file: the bytes themselves up to ``SourceFile/pieceSize``, else the
-    /// file region (hashed piece by piece first).
+    /// file region (hashed piece by piece first). MD5 and SHA-1 go over the bytes together
+    /// (``HashSlices``).
     static func hashedBody(_ source: SourceFile, range: Range<Int64>) throws(UploadError) -> (TransportBody, String, [UInt8]) {
         var md5 = Digest(.md5)
         var etag = EtagHasher()
         let length = Int64(range.count)
         if length <= Int64(SourceFile.pieceSize) {
             let bytes = try source.read(offset: range.lowerBound, length: Int(length))
-            md5.update(bytes)
-            etag.update(bytes)
+            HashSlices.forEach(bytes) { slice in
+                md5.update(slice)
+                etag.update(slice)
+            }
             return (.bytes(bytes), Hex.encode(md5.finalize()), etag.finalize().partDigest)
         }
         try source.forEachPiece(offset: range.lowerBound, length: length) { piece in
-            md5.update(piece)
-            etag.update(piece)
+            HashSlices.forEach(piece) { slice in
+                md5.update(slice)
+                etag.update(slice)
+            }
         }
         return (.file(path: source.path, offset: range.lowerBound, length: length), Hex.encode(md5.finalize()), etag.finalize().partDigest)
     }

@@ -57,9 +57,9 @@ struct BlockUploadRunner: Sendable {
                 metrics.chunks.increment()
             }
             // Each byte is CRC'd once: the block's CRC is the resumed one extended by this chunk's.
-            let blockCRC = CRC32.combine(resumingCRC, written.crc32, length: written.count)
-            return .written(
-                .init(count: written.count, chunkCRC: written.crc32, blockCRC: blockCRC, sha1: written.blockSHA1))
+            guard let chunkCRC = written.crc32 else { preconditionFailure("a v1 chunk target computes CRC-32") }
+            let blockCRC = CRC32.combine(resumingCRC, chunkCRC, length: written.count)
+            return .written(.init(count: written.count, chunkCRC: chunkCRC, blockCRC: blockCRC, sha1: written.blockSHA1))
         case .compare(let offset, let limit):
             return .replayed(try await compare(body, with: blob, at: offset, limit: limit))
         case .create(let record):

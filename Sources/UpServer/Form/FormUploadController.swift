@@ -76,7 +76,7 @@ struct FormUploadController: Sendable {
     private func check(_ file: BlobWritten, upload: FormUploadReader.Upload) throws {
         // §6 / §7.3: the optional `crc32` field is the unsigned CRC-32 of the file; mismatch → 406.
         if let expected = try upload.fields.expectedCRC32(), expected != file.crc32 {
-            throw UpError(.crc32Mismatch, detail: "form crc32 \(expected) != \(file.crc32)")
+            throw UpError(.crc32Mismatch, detail: "form crc32 \(expected) != \(file.crc32 ?? 0)")
         }
         // §1.2 step 3: the deadline bounds the object's creation, so a token that expired while
         // the body was arriving is refused here too.

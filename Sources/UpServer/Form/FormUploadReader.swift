@@ -118,7 +118,8 @@ final class FormUploadReader {
         file = ingest.writer(BlobTarget(
             layout: .blocks, limit: token.policy.fsizeLimit ?? .max,
             overflow: UpError(.fileTooLarge, detail: "form file > fsizeLimit \(token.policy.fsizeLimit ?? 0)"),
-            etag: true))
+            // The `crc32` field may come after the file (§6): always computed.
+            crc32: true, etag: true))
         filePart = FilePart(filename: filename, contentType: contentType)
         part = .file
         metrics.uploadsStarted.increment(["form"])

@@ -9,7 +9,7 @@ import UpCore
 final class BlobSink: Sendable {
     /// What ``seal(count:)`` reports.
     struct Sealed: Sendable {
-        var crc32: UInt32
+        var crc32: UInt32?
         var segments: [Segment]
         var md5: [UInt8]?
         var etag: EtagHasher.Result?
@@ -21,7 +21,7 @@ final class BlobSink: Sendable {
         var current: (blob: BlobID, length: Int64)?
         var finished: [Segment] = []
         var created: [BlobID] = []
-        var crc = CRC32()
+        var crc: CRC32?
         var md5: Digest?
         var etag: EtagHasher?
     }
@@ -39,6 +39,7 @@ final class BlobSink: Sendable {
         self.syncEveryChunk = syncEveryChunk
         var initial = State()
         if case .block(let blob, let offset, _) = target.layout { initial.current = (blob, offset) }
+        if target.crc32 { initial.crc = CRC32() }
         if target.md5 { initial.md5 = Digest(.md5) }
         if target.etag { initial.etag = EtagHasher() }
         state = Mutex(initial)
@@ -53,7 +54,7 @@ final class BlobSink: Sendable {
             let (blob, length) = try current(&state)
             let end = try store.append(bytes, to: blob, at: length)
             if case .block = target.layout { try hashes.update(blob, at: length, with: bytes, store: store) }
-            state.crc.update(bytes)
+            state.crc?.update(bytes)
             state.md5?.update(bytes)
             state.etag?.update(bytes)
             state.current = (blob, end)
@@ -87,7 +88,7 @@ final class BlobSink: Sendable {
             if var digest = state.md5.take() { md5 = digest.finalize() }
             var etag: EtagHasher.Result?
             if var hasher = state.etag.take() { etag = hasher.finalize() }
-            return Sealed(crc32: state.crc.value, segments: state.finished, md5: md5, etag: etag, blockSHA1: blockSHA1)
+            return Sealed(crc32: state.crc?.value, segments: state.finished, md5: md5, etag: etag, blockSHA1: blockSHA1)
         }
     }
 

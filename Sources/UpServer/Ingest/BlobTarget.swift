@@ -24,6 +24,10 @@ struct BlobTarget: Sendable {
     var limit: Int64
     /// What a body longer than `limit` is answered with (400, 413 or 701, by route).
     var overflow: UpError
+    /// Also compute the CRC-32 of the body: a v1 chunk's reply and its ctx (§4.1–4.2, §7.3), a
+    /// form's or `/put`'s optional `crc32` check. A v2 part does not need it (its integrity is
+    /// `Content-MD5` and the etag, §5), so it is asked for, not implied.
+    var crc32 = false
     /// Also compute the MD5 of the body (v2 `Content-MD5`, §5).
     var md5 = false
     /// Also compute the etag block digests of the body (§7.1, §7.2: form, put and v2 parts).
@@ -43,7 +47,9 @@ struct BlobTarget: Sendable {
 
     /// A v1 chunk of the block `record`-like state: `blob` at `offset` of `blockSize`.
     static func chunk(of blob: BlobID, at offset: Int64, blockSize: Int64, overflow: UpError) -> BlobTarget {
-        BlobTarget(layout: .block(blob, offset: offset, blockSize: blockSize), limit: blockSize - offset, overflow: overflow)
+        BlobTarget(
+            layout: .block(blob, offset: offset, blockSize: blockSize), limit: blockSize - offset, overflow: overflow,
+            crc32: true)
     }
 }
 
@@ -51,8 +57,9 @@ struct BlobTarget: Sendable {
 struct BlobWritten: Sendable, Equatable {
     /// Bytes in the body.
     var count: Int64
-    /// CRC-32 of the body (§7.3: the v1 reply's `crc32`, the form's and `/put`'s `crc32` check).
-    var crc32: UInt32
+    /// CRC-32 of the body (§7.3: the v1 reply's `crc32`, the form's and `/put`'s `crc32` check),
+    /// when asked (`BlobTarget.crc32`).
+    var crc32: UInt32?
     /// The blobs written, in order (`.oneBlob`, `.blocks`); none for a v1 chunk or an empty body.
     var segments: [Segment]
     /// MD5 of the body, when asked.

@@ -8,9 +8,9 @@ import UpCore
 ///
 /// Memory and overlap: pieces from HTTPKit (a few KiB each) are gathered into a buffer of at
 /// most ``bufferLimit`` bytes; a full buffer is handed to the I/O executor (`BlockingWork`),
-/// which appends it, then updates every digest asked for (CRC-32 always, MD5, etag block SHA-1s,
-/// a v1 block's running SHA-1) — while the next buffer fills from the socket. At most one flush
-/// is in flight, so writes and digest updates stay in order, and every byte is copied once (piece
+/// which appends it, then updates every digest asked for (CRC-32, MD5, etag block SHA-1s, a v1
+/// block's running SHA-1: each route asks only for what its protocol needs, `BlobTarget`) —
+/// while the next buffer fills from the socket. At most one flush is in flight, so writes and digest updates stay in order, and every byte is copied once (piece
 /// → buffer). The two buffers swap, so no flush allocates.
 ///
 /// fsync policy (DESIGN.md "Acknowledged means stored"): a blob is fsynced when it is sealed —

@@ -43,7 +43,8 @@ struct PutHandler: Sendable {
         }
         let writer = ingest.writer(BlobTarget(
             layout: .blocks, limit: path.fsize,
-            overflow: UpError(.badRequest, detail: "put body longer than fsize \(path.fsize)"), etag: true))
+            overflow: UpError(.badRequest, detail: "put body longer than fsize \(path.fsize)"),
+            crc32: path.crc32 != nil, etag: true))
         let witness = StoreWitness()
         do {
             let written = try await writer.writeAll(body)
@@ -51,7 +52,7 @@ struct PutHandler: Sendable {
                 throw UpError(.badRequest, detail: "put fsize \(path.fsize) but body has \(written.count) bytes")
             }
             if let expected = path.crc32, expected != written.crc32 {
-                throw UpError(.crc32Mismatch, detail: "put crc32 \(expected), body \(written.crc32)")
+                throw UpError(.crc32Mismatch, detail: "put crc32 \(expected), body \(written.crc32 ?? 0)")
             }
             metrics.bytesReceived.increment(by: Double(written.count))
             let commit = CommitRequest(

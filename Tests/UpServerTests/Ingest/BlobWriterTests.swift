@@ -35,7 +35,8 @@ struct BlobWriterTests {
     func blocksAreCutAt4MiBWhateverThePieces(pieceSize: Int) async throws {
         let bytes = V1Data.bytes(9 << 20, seed: 4)
         let written = try await feed(
-            writer(BlobTarget(layout: .blocks, limit: .max, overflow: Self.overflow, etag: true)), bytes, pieceSize: pieceSize)
+            writer(BlobTarget(layout: .blocks, limit: .max, overflow: Self.overflow, crc32: true, etag: true)), bytes,
+            pieceSize: pieceSize)
         #expect(written.segments.map(\.length) == [4 << 20, 4 << 20, 1 << 20])
         var stored: [UInt8] = []
         for segment in written.segments {
@@ -58,7 +59,8 @@ struct BlobWriterTests {
         #expect(part.md5 == Hex.decode("d41d8cd98f00b204e9800998ecf8427e"))
     }
 
-    @Test func aPartIsOneBlobWithItsMD5AndPartDigest() async throws {
+    /// A v2 part's integrity is its Content-MD5 and etag (§5): no CRC-32 is spent on it.
+    @Test func aPartIsOneBlobWithItsMD5AndPartDigestAndNoCRC() async throws {
         let bytes = V1Data.bytes(5 << 20, seed: 8)
         let written = try await feed(
             writer(BlobTarget(layout: .oneBlob, limit: .max, overflow: Self.overflow, md5: true, etag: true)), bytes,
@@ -68,6 +70,7 @@ struct BlobWriterTests {
         #expect(store.syncCount(of: written.segments[0].blob) == 1)
         #expect(written.md5 == MD5.hash(bytes))
         #expect(written.etag?.blockDigests == [SHA1.hash(bytes[0..<(4 << 20)]), SHA1.hash(bytes[(4 << 20)...])])
+        #expect(written.crc32 == nil)
     }
 
     @Test(arguments: [false, true])
@@ -78,6 +81,7 @@ struct BlobWriterTests {
             writer(.chunk(of: blob, at: 0, blockSize: 600_000, overflow: Self.overflow), syncEveryChunk: syncEveryChunk),
             Array(bytes[0..<400_000]), pieceSize: 50_000)
         #expect(first.blockSHA1 == nil && first.segments.isEmpty)
+        #expect(first.crc32 == CRC32.checksum(bytes[0..<400_000]))  // a v1 chunk always has its CRC (§4.1)
         #expect(store.syncCount(of: blob) == (syncEveryChunk ? 1 : 0))  // once, never twice
         let second = try await feed(
             writer(.chunk(of: blob, at: 400_000, blockSize: 600_000, overflow: Self.overflow), syncEveryChunk: syncEveryChunk),
