@@ -20,14 +20,16 @@ import signal
 import socket
 import subprocess
 import sys
-import threading
 import time
 from datetime import datetime
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import requests
 from qiniu import Auth
 from standardwebhooks.webhooks import Webhook
+
+# scripts/lib/harness: the one webhook receiver of the suites (this file runs outside scripts/ too).
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts", "lib"))
+from harness.webhooks import Receiver  # noqa: E402
 
 results = []
 ADMIN = "webhook-test-admin-token-0123456789"
@@ -48,77 +50,22 @@ def free_port():
         return s.getsockname()[1]
 
 
-class Receiver:
-    """The app's webhook endpoint: /hook (knows only NEW_SECRET) and /gone (410 while gone)."""
+def receiver_on(port):
+    """The app's endpoint: /hook knows only NEW_SECRET (rotation), /gone answers 410 while `gone`;
+    `fail_keys` maps an object key to statuses /hook answers before it accepts."""
+    state = {"gone": True, "fail_keys": {}}
 
-    def __init__(self, port):
-        self.port = port
-        self.lock = threading.Lock()
-        self.attempts = []          # every request: dict(path, id, ts, verified, status, body, headers)
-        self.fail_keys = {}         # object key -> statuses still to answer on /hook
-        self.gone = True
-        self.server = None
+    def respond(path, event):
+        key = ((event or {}).get("data") or {}).get("key")
+        if path == "/gone" and state["gone"]:
+            return 410
+        if path == "/hook" and state["fail_keys"].get(key):
+            return state["fail_keys"][key].pop(0)
+        return 204
 
-    def start(self):
-        receiver = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args):
-                pass
-
-            def do_POST(self):
-                body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
-                headers = {k.lower(): v for k, v in self.headers.items()}
-                secret = NEW_SECRET if self.path == "/hook" else GONE_SECRET
-                try:
-                    event = Webhook(secret).verify(body, headers)
-                    verified = True
-                except Exception:  # noqa: BLE001 - any verification failure is a refusal
-                    event, verified = None, False
-                status = 204 if verified else 400
-                with receiver.lock:
-                    if verified and self.path == "/gone" and receiver.gone:
-                        status = 410
-                    key = ((event or {}).get("data") or {}).get("key")
-                    if verified and self.path == "/hook" and receiver.fail_keys.get(key):
-                        status = receiver.fail_keys[key].pop(0)
-                    receiver.attempts.append(dict(path=self.path, id=headers.get("webhook-id"),
-                                                  ts=headers.get("webhook-timestamp"), verified=verified,
-                                                  status=status, body=body, headers=headers, event=event))
-                self.send_response(status)
-                self.send_header("Content-Length", "0")
-                # No keep-alive: a stopped receiver must refuse the next delivery, not take it on
-                # a connection opened before it stopped.
-                self.send_header("Connection", "close")
-                self.close_connection = True
-                self.end_headers()
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", self.port), Handler)
-        self.server.daemon_threads = True
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    def stop(self):
-        self.server.shutdown()
-        self.server.server_close()
-
-    def delivered(self, webhook_id, path="/hook"):
-        with self.lock:
-            return [a for a in self.attempts if a["path"] == path and a["id"] == webhook_id
-                    and a["verified"] and 200 <= a["status"] < 300]
-
-    def tries(self, webhook_id, path="/hook"):
-        with self.lock:
-            return [a for a in self.attempts if a["path"] == path and a["id"] == webhook_id]
-
-    def wait_delivered(self, webhook_id, path="/hook", timeout=25):
-        deadline = time.time() + timeout
-        while time.time() < deadline:
-            if self.delivered(webhook_id, path):
-                return True
-            time.sleep(0.1)
-        return False
+    receiver = Receiver({"/hook": NEW_SECRET, "/gone": GONE_SECRET}, respond=respond, port=port)
+    receiver.state = state
+    return receiver
 
 
 class Biz:
@@ -190,7 +137,7 @@ def main():
     ap.add_argument("--binary", required=True)
     ap.add_argument("--workdir", required=True)
     args = ap.parse_args()
-    receiver = Receiver(free_port())
+    receiver = receiver_on(free_port())
     receiver.start()
     config = write_config(args.workdir, receiver.port)
     biz = Biz(args.binary, args.workdir)
@@ -198,7 +145,7 @@ def main():
     ids = {}
     try:
         # 1. The receiver answers 500 twice, then 204.
-        receiver.fail_keys["demo/500-twice"] = [500, 500]
+        receiver.state["fail_keys"]["demo/500-twice"] = [500, 500]
         a = biz.callback("demo/500-twice", "FhashA")
         ids["a"] = a["id"]
         check("500 twice: delivered in the end", receiver.wait_delivered(a["id"]))
@@ -253,8 +200,7 @@ def main():
         for name, record_id in ids.items():
             got = receiver.delivered(record_id)
             check(f"record {name}: exactly one verified delivery", len(got) == 1, len(got))
-        with receiver.lock:
-            hook = [t for t in receiver.attempts if t["path"] == "/hook"]
+        hook = [t for t in receiver.snapshot() if t["path"] == "/hook"]
         check("every /hook attempt verified with only the newer secret", hook and all(t["verified"] for t in hook))
         check("two v1 signatures per attempt (rotation), the older secret verifies too",
               all(len(t["headers"]["webhook-signature"].split(" ")) == 2 for t in hook)
@@ -271,7 +217,7 @@ def main():
         check("metrics count the 410 and show dead deliveries",
               'upgate_biz_webhook_deliveries_total{outcome="gone"} 1' in metrics
               and "upgate_biz_webhook_deliveries_dead 3" in metrics, _grep(metrics, "webhook"))
-        receiver.gone = False
+        receiver.state["gone"] = False
         target = next(x for x in gone if x["webhookId"] == d["id"])
         r = biz.admin("POST", f"/v1/admin/webhooks/deliveries/{target['id']}/retry")
         check("retry re-queues a dead delivery", r.status_code == 200 and r.json()["state"] == "pending", r.text)

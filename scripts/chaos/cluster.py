@@ -11,9 +11,9 @@ Checks: every upload finished with the etag the official SDK computes (`qiniu.et
 parts is the same hash); each object downloads byte-exact from EACH up-server directly; exactly one
 biz-server record per upload with that hash; exactly one verified 2xx webhook delivery per record
 (a receiver in the suite, `standardwebhooks` verifies each); the outbox has nothing pending or
-failed; every object in the index downloads whole (no row without its blob); with --orphan-check,
-after the grace period and POST /admin/sweep, no object in the S3 bucket that the index does not
-name — SKIPPED, with a note, while up-server has no `orphanGraceSeconds` / `/admin/sweep`.
+failed; every object in the index downloads whole (no row without its blob); after the grace period
+(`orphanGraceSeconds` 2) and POST /admin/sweep, no object in the S3 bucket that the index does not
+name.
 """
 import hashlib
 import json
@@ -24,60 +24,21 @@ import threading
 import time
 import warnings
 from concurrent.futures import ThreadPoolExecutor
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import SimpleNamespace
 
 import qiniu
 from qiniu import Region, put_data, put_file
-from standardwebhooks.webhooks import Webhook
 
 import chaoslib as lib
 import harness as h
 from harness.cluster import Cluster
+from harness.webhooks import Receiver
 
 warnings.filterwarnings("ignore", category=DeprecationWarning)  # put_file: v1 and v2 both, on purpose
 SUITE = "cluster"
 KINDS = ["form", "v1", "v2"]
 SECRET = "whsec_" + "Y2x1c3Rlci1jaGFvcy13ZWJob29rLXNlY3JldA=="
 GRACE = 2
-
-
-class Receiver:
-    """The app's webhook endpoint: every request verified by standardwebhooks, answered 204."""
-
-    def __init__(self):
-        self.lock, self.attempts = threading.Lock(), []
-        receiver = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args):
-                pass
-
-            def do_POST(self):
-                body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
-                headers = {k.lower(): v for k, v in self.headers.items()}
-                try:
-                    event, verified = Webhook(SECRET).verify(body, headers), True
-                except Exception:  # noqa: BLE001 - any verification failure is a refusal
-                    event, verified = None, False
-                status = 204 if verified else 400
-                with receiver.lock:
-                    receiver.attempts.append({"id": headers.get("webhook-id"), "verified": verified, "status": status,
-                                              "key": ((event or {}).get("data") or {}).get("key")})
-                self.send_response(status)
-                self.send_header("Content-Length", "0")
-                self.end_headers()
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/hook"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    def snapshot(self):
-        with self.lock:
-            return list(self.attempts)
 
 
 class Upload:
@@ -132,14 +93,17 @@ def run_sdk(suite, cluster, u):
 
 
 def one_upload(suite, cluster, u):
-    """The upload, run again after a failure (at most 6 runs in all)."""
+    """The upload, run again after a failure (at most 6 runs in all), waiting 1, 2, 4, 8, 8 s
+    between runs as an app would back off: when both instances of a side were killed within
+    nginx's fail_timeout (10 s), nginx answers 502 "no live upstreams" for up to 10 s even after
+    they are back, longer than five runs one second apart."""
     while u.hash is None and u.runs < 6:
         u.runs += 1
         try:
             u.hash = (run_cli if u.client == "up-cli" else run_sdk)(suite, cluster, u)
         except Exception as error:  # noqa: BLE001 - a failed run is run again, and counted
             u.errors.append(" ".join(str(error).split())[:200])  # one line (nginx 502 pages are HTML)
-            time.sleep(1)
+            time.sleep(min(8, 2 ** (u.runs - 1)))
     return u
 
 
@@ -179,29 +143,6 @@ class Chaos(threading.Thread):
                 self.errors.append(f"{side} {k}: {error}")
 
 
-def orphan_support(suite):
-    """Whether up-server knows `orphanGraceSeconds` (config strictness: an unknown key stops it
-    with exit 78 naming the key). Probes one start on a throwaway data dir."""
-    def change(config):
-        config["orphanGraceSeconds"] = GRACE
-    probe = os.path.join(suite.work, "probe")
-    os.makedirs(probe, exist_ok=True)
-    config = h.write_config(probe, "up-server.json", change)
-    server = h.Server("up-server probe", os.path.join(suite.bins, "up-server"), config, h.free_port(),
-                      os.path.join(probe, "data"), os.path.join(probe, "up-server.log"))
-    try:
-        server.start(timeout=20)
-        return True
-    except RuntimeError:
-        with open(server.log_path, errors="replace") as f:
-            text = f.read()
-        if server.process.returncode == 78 and "orphanGraceSeconds" in text:
-            return False
-        raise
-    finally:
-        server.stop(grace=5)
-
-
 def sweep(cluster):
     """POST /admin/sweep (management-signed) on one up-server: (status, JSON or None)."""
     path = "/admin/sweep"
@@ -214,7 +155,7 @@ def sweep(cluster):
         return status, None
 
 
-def check_store(suite, cluster, orphan_check):
+def check_store(suite, cluster):
     """No row without its blob; with the sweep, no store object the index does not name."""
     objects = cluster.psql("SELECT object_key, fsize FROM objects WHERE bucket = 'demo'")
     missing = []
@@ -229,17 +170,8 @@ def check_store(suite, cluster, orphan_check):
     segments = {r[0] for r in cluster.psql("SELECT DISTINCT blob FROM segments")}
     suite.check(f"every blob an object names is in the S3 bucket ({len(segments - stored)} of {len(segments)} "
                 f"missing)", segments and not (segments - stored))
-    if orphan_check is not True:
-        suite.note(f"orphan check SKIPPED: {orphan_check}")
-        h.note_skip("cluster-orphans", orphan_check)
-        return f"orphans skipped"
     time.sleep(GRACE + 1)
     status, answer = sweep(cluster)
-    if status == 404:
-        why = "up-server has no POST /admin/sweep (404)"
-        suite.note(f"orphan check SKIPPED: {why}")
-        h.note_skip("cluster-orphans", why)
-        return "orphans skipped"
     suite.check(f"POST /admin/sweep answered 200 with its counts ({status} {answer})",
                 status == 200 and isinstance(answer, dict) and "orphans" in answer)
     names = cluster.store_objects()
@@ -327,8 +259,6 @@ def parse_args():
     ap.add_argument("--period", type=float, help="seconds between chaos events")
     ap.add_argument("--parallel", type=int, default=4, help="uploads in flight")
     ap.add_argument("--rate", default="8M", help="up-cli's --limit-rate")
-    ap.add_argument("--orphan-check", action="store_true",
-                    help="orphanGraceSeconds 2 in the up-servers and POST /admin/sweep at the end")
     return h.short_or_full(ap.parse_args(), uploads=(20, 200), max_size=(6 << 20, 64 << 20), kills=(4, 12),
                            period=(2.0, 15.0))
 
@@ -342,19 +272,15 @@ def main():
     qiniu.config.set_default(default_upload_threshold=1)
     figures = ""
     with suite:
-        orphan_check = "run with --orphan-check (orphanGraceSeconds 2, POST /admin/sweep)"
-        if args.orphan_check:
-            orphan_check = True if orphan_support(suite) else "up-server has no orphanGraceSeconds (exit 78, unknown key)"
-        receiver = Receiver()
+        receiver = Receiver({"/hook": SECRET}).start()
 
         def biz_change(config):
-            config["webhooks"] = [{"url": receiver.url, "secrets": [SECRET], "timeoutSeconds": 2,
+            config["webhooks"] = [{"url": receiver.url("/hook"), "secrets": [SECRET], "timeoutSeconds": 2,
                                    "retryScheduleSeconds": [0, 1, 1, 1, 2, 2, 2, 2, 2, 2, 2, 2],
                                    "allowPrivateTargets": True}]
 
         def up_change(config):
-            if orphan_check is True:
-                config["orphanGraceSeconds"] = GRACE
+            config["orphanGraceSeconds"] = GRACE
         cluster = Cluster(bins, suite.work, 2, 2, up_change=up_change, biz_change=biz_change).start()
         suite.log(f"seed {args.seed}: cluster up in {cluster.seconds_to_start:.1f} s (up {cluster.up}, biz {cluster.biz}); "
                   f"{args.uploads} uploads of 1-{args.max_size >> 20} MiB, {args.kills} kills every {args.period} s")
@@ -373,7 +299,7 @@ def main():
                     len(chaos.done) == len(chaos.plan) and not chaos.errors)
         check_all(suite, cluster, receiver, uploads)
         check_spread(suite, cluster)
-        store = check_store(suite, cluster, orphan_check)
+        store = check_store(suite, cluster)
         cluster.stop()
         reruns = {c: sum(u.runs - 1 for u in uploads if u.client == c) for c in ("up-cli", "sdk")}
         worst = max(uploads, key=lambda u: u.runs)

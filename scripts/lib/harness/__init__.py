@@ -10,7 +10,9 @@
   records, as an outside client sees them;
 - report: the suite's checks, its summary line, its work directory, skips for scripts/test;
 - cluster, nginx (imported by name: `from harness.cluster import Cluster`): the deployment past
-  one machine on loopback, and nginx from the production example.
+  one machine on loopback, and nginx from the production example;
+- webhooks (imported by name: `from harness.webhooks import Receiver`): the app's webhook endpoint,
+  every delivery verified by `standardwebhooks` (also used by Tests/Conformance/biz_webhooks.py).
 
 Expected values (etags above all) never come from the product's own code: a check that compares
 the product with itself cannot fail.
