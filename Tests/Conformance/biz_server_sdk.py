@@ -24,12 +24,8 @@ from qiniu import Auth, QiniuMacAuth
 from qiniu.auth import QiniuMacRequestsAuth
 from qiniu.utils import urlsafe_base64_decode
 
-results = []
+from checks import check, summary
 
-
-def check(name, ok, detail=""):
-    results.append(ok)
-    print(("PASS " if ok else "FAIL ") + name + ("" if ok else f"  -- {detail}"), flush=True)
 
 
 def render(template, values, style):
@@ -138,9 +134,7 @@ def main():
     check("QBox JSON callback with signed bodySha1 accepted (same record)",
           r7.status_code == 200 and r7.json().get("id") == r4.json().get("id"), f"{r7.status_code} {r7.text}")
 
-    failed = results.count(False)
-    print(f"{len(results) - failed} passed, {failed} failed")
-    return 1 if failed else 0
+    return summary()
 
 
 if __name__ == "__main__":

@@ -17,7 +17,6 @@ import base64
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -27,27 +26,14 @@ import requests
 from qiniu import Auth
 from standardwebhooks.webhooks import Webhook
 
-# scripts/lib/harness: the one webhook receiver of the suites (this file runs outside scripts/ too).
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts", "lib"))
-from harness.webhooks import Receiver  # noqa: E402
+from checks import check, free_port, summary  # also puts scripts/lib on the path
+from harness.webhooks import Receiver  # the one webhook receiver of the suites
 
-results = []
 ADMIN = "webhook-test-admin-token-0123456789"
 API_KEY = "dev-api-key"
 OLD_SECRET = "whsec_" + base64.b64encode(b"old-secret-old-secret-old-secr!!").decode()
 NEW_SECRET = "whsec_" + base64.b64encode(b"new-secret-new-secret-new-secr!!").decode()
 GONE_SECRET = "whsec_" + base64.b64encode(b"gone-secret-gone-secret-gone-se!").decode()
-
-
-def check(name, ok, detail=""):
-    results.append(bool(ok))
-    print(("PASS " if ok else "FAIL ") + name + ("" if ok else f"  -- {detail}"), flush=True)
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def receiver_on(port):
@@ -248,8 +234,7 @@ def main():
     finally:
         biz.stop()
         receiver.stop()
-    print(f"{sum(results)} passed, {len(results) - sum(results)} failed")
-    sys.exit(0 if all(results) else 1)
+    sys.exit(summary())
 
 
 def _verifies(secret, attempt):

@@ -10,7 +10,6 @@ Last line: "N passed, M failed".
 import argparse
 import os
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -20,18 +19,8 @@ import requests
 from qiniu import Auth, Region, etag, put_file, UploadProgressRecorder
 from qiniu.utils import urlsafe_base64_encode
 
-results = []
+from checks import check, free_port, summary
 
-
-def check(name, ok, detail=""):
-    results.append(bool(ok))
-    print(("PASS " if ok else "FAIL ") + name + ("" if ok else f"  -- {detail}"), flush=True)
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def start(binary, config, port, data_dir, log):
@@ -93,9 +82,7 @@ def main():
         if server.poll() is None:
             server.send_signal(signal.SIGTERM)
             server.wait(timeout=15)
-    failed = results.count(False)
-    print(f"{len(results) - failed} passed, {failed} failed")
-    return 1 if failed else 0
+    return summary()
 
 
 if __name__ == "__main__":

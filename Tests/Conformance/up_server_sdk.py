@@ -22,12 +22,8 @@ import requests
 from qiniu import Auth, Region, etag, put_data, put_file, put_file_v2, UploadProgressRecorder
 from qiniu.utils import urlsafe_base64_encode, etag_stream
 
-results = []
+from checks import check, summary
 
-
-def check(name, ok, detail=""):
-    results.append(bool(ok))
-    print(("PASS " if ok else "FAIL ") + name + ("" if ok else f"  -- {detail}"), flush=True)
 
 
 def pattern(size):
@@ -189,9 +185,7 @@ def main():
           f"{info.status_code} {ret} {getattr(info, 'error', '')}")
     check("resume record removed after success", os.listdir(record_dir) == [], os.listdir(record_dir))
 
-    failed = results.count(False)
-    print(f"{len(results) - failed} passed, {failed} failed")
-    return 1 if failed else 0
+    return summary()
 
 
 if __name__ == "__main__":
