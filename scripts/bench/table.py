@@ -44,6 +44,12 @@ def rows(f):
             f"{server:.2f} s", f"{floor:.2f} s", server / floor, "≤ 1.5×", server / floor <= 1.5)
         row(f"{label}: up-cli CPU per GiB, vs the same floor",
             f"{client:.2f} s", f"{floor:.2f} s", client / floor, "≤ 1.5×", client / floor <= 1.5)
+        own = f.get("floor_v2.cpu_gib") if proto == "v2" else None
+        if own:   # v2 must verify each part's Content-MD5 instead of a CRC-32: its own floor, for reading
+            row(f"{label}: up-server CPU per GiB vs v2's own floor (SHA-1 + MD5, what v2 requires)",
+                f"{server:.2f} s", f"{own:.2f} s", server / own, "≤ 1.5× (not the issue's goal)", server / own <= 1.5)
+            row(f"{label}: up-cli CPU per GiB vs v2's own floor",
+                f"{client:.2f} s", f"{own:.2f} s", client / own, "≤ 1.5× (not the issue's goal)", client / own <= 1.5)
         if put is not None:
             limit = floor + put
             row(f"{label}: wall per GiB vs the limit (hash floor + `curl -T` → nginx, {put:.2f} s)",

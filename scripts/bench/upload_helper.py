@@ -13,6 +13,8 @@
     upload_helper.py floor FILE                    the hash floor: CPU seconds of SHA-1 (OpenSSL, via
                                                    hashlib) + CRC-32 (zlib) over FILE in one pass of
                                                    4 MiB reads; prints "<cpu seconds>"
+    upload_helper.py floor-v2 FILE                 v2's own floor: SHA-1 + MD5 (both OpenSSL) the same
+                                                   way, what a v2 upload of 4 MiB parts requires
 
 AK/SK are the development pair of Config/up-server.json.
 """
@@ -49,18 +51,19 @@ def etag_of_pieces(paths):
     return h.etag_of_files(paths)
 
 
-def hash_floor(path):
+def hash_floor(path, check):
     """CPU seconds spent hashing PATH the way both ends of an upload must: SHA-1 per 4 MiB block
-    (the etag) and CRC-32 of every byte, from one read of each block into a reused buffer."""
-    if type(hashlib.sha1()).__module__ != "_hashlib":   # _hashlib is the OpenSSL binding
-        die("hashlib.sha1 is not OpenSSL's here")
+    (the etag) and `check` of every byte (v1: CRC-32 of each chunk; v2: the part's Content-MD5),
+    from one read of each block into a reused buffer."""
+    if type(hashlib.sha1()).__module__ != "_hashlib" or type(hashlib.md5()).__module__ != "_hashlib":
+        die("hashlib's SHA-1/MD5 are not OpenSSL's here")   # _hashlib is the OpenSSL binding
     buffer = bytearray(4 << 20)
     view = memoryview(buffer)
     start = time.process_time()
     with open(path, "rb", buffering=0) as f:
         while n := f.readinto(buffer):
             hashlib.sha1(view[:n]).digest()
-            zlib.crc32(view[:n])
+            check(view[:n])
     return time.process_time() - start
 
 
@@ -96,7 +99,9 @@ def main():
             die(f"stat: {status}")
         print(f"{body['fsize']} {body['hash']}")
     elif command == "floor":
-        print(f"{hash_floor(args[0]):.3f}")
+        print(f"{hash_floor(args[0], zlib.crc32):.3f}")
+    elif command == "floor-v2":
+        print(f"{hash_floor(args[0], lambda piece: hashlib.md5(piece).digest()):.3f}")
     else:
         die(f"unknown command {command}")
 
