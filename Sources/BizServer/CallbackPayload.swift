@@ -5,7 +5,8 @@ import UpCore
 ///
 /// Required: `bucket`, `key`, `hash`, `fsize`. Optional: `mimeType`, `fname`, `endUser`,
 /// `clientId`, `traceId`, and `x:` variables (top-level form fields, or the JSON `vars` object).
-/// Anything else is ignored, so apps may extend their callbackBody.
+/// Anything else is ignored, so apps may extend their callbackBody. The key must pass
+/// `ObjectKeyRule`, and no member may contain NUL.
 struct CallbackPayload: Sendable, Equatable {
     var bucket: String
     var key: String
@@ -21,14 +22,21 @@ struct CallbackPayload: Sendable, Equatable {
     /// Decodes `body` according to its content type (spec §3.1: form or JSON).
     static func parse(body: [UInt8], contentType: String?) throws(BizError) -> CallbackPayload {
         let mediaType = (contentType ?? "").split(separator: ";").first.map { $0.lowercased() } ?? ""
+        let payload: CallbackPayload
         switch mediaType.trimmingCharacters(in: " ") {
         case "application/json":
-            return try parseJSON(body)
+            payload = try parseJSON(body)
         case "application/x-www-form-urlencoded", "":
-            return try parseForm(body)
+            payload = try parseForm(body)
         default:
             throw .malformedCallback("unsupported callback Content-Type")
         }
+        // Every member is stored in the record; PostgreSQL's text cannot hold NUL, so such a
+        // body is refused here (400, not retried) rather than failing the insert (503, retried).
+        let texts = [payload.bucket, payload.key, payload.hash, payload.mimeType, payload.fname, payload.endUser,
+            payload.clientID, payload.traceID] + payload.vars.keys + payload.vars.values
+        guard !texts.contains(where: { $0.utf8.contains(0) }) else { throw .malformedCallback("a member contains NUL") }
+        return payload
     }
 
     private static func parseForm(_ body: [UInt8]) throws(BizError) -> CallbackPayload {
@@ -101,6 +109,7 @@ struct CallbackPayload: Sendable, Equatable {
     {
         guard let bucket, !bucket.isEmpty else { throw .malformedCallback("missing bucket") }
         guard let key else { throw .malformedCallback("missing key") }
+        if let violation = ObjectKeyRule.violation(in: key) { throw .malformedCallback(violation) }
         guard let hash, !hash.isEmpty, hash.utf8.count <= 128 else { throw .malformedCallback("missing hash") }
         return CallbackPayload(bucket: bucket, key: key, hash: hash, fsize: fsize)
     }

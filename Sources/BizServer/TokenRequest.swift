@@ -8,9 +8,6 @@ import UpCore
 /// the token's `fsizeLimit`, and with `"exactSize": true` its `fsizeMin` too (issue 10 item 6). Unknown members are refused rather
 /// than ignored so a misspelt `filesize` cannot silently lift a limit.
 struct TokenRequest: Sendable, Equatable {
-    /// Longest key Qiniu accepts, in UTF-8 bytes.
-    static let maxKeyBytes = 750
-
     var key: String?
     var fname: String?
     var fsize: Int64?
@@ -64,8 +61,8 @@ struct TokenRequest: Sendable, Equatable {
             }
         }
         if let key = request.key {
-            guard !key.isEmpty, key.utf8.count <= maxKeyBytes else {
-                throw .invalidRequest("key must be 1…\(maxKeyBytes) bytes of UTF-8")
+            guard !key.isEmpty, ObjectKeyRule.allows(key) else {
+                throw .invalidRequest("key must be 1…\(ObjectKeyRule.maxBytes) bytes of UTF-8 without NUL")
             }
         }
         if request.exactSize && request.fsize == nil { throw .invalidRequest("exactSize needs fsize") }
@@ -82,6 +79,7 @@ struct TokenRequest: Sendable, Equatable {
     private static func string(_ value: JSONValue, _ name: String) throws(BizError) -> String? {
         if case .null = value { return nil }
         guard let text = value.stringValue else { throw .invalidRequest("\(name) must be a string") }
+        guard !text.utf8.contains(0) else { throw .invalidRequest("\(name) must not contain NUL") }
         return text
     }
 
@@ -98,7 +96,9 @@ struct TokenRequest: Sendable, Equatable {
                 throw .invalidRequest("var names must look like x:name (x: then 1…64 of [A-Za-z0-9_-])")
             }
             guard names.insert(name).inserted else { throw .invalidRequest("duplicate var '\(name)'") }
-            guard let text = member.stringValue else { throw .invalidRequest("var '\(name)' must be a string") }
+            guard let text = member.stringValue, !text.utf8.contains(0) else {
+                throw .invalidRequest("var '\(name)' must be a string without NUL")
+            }
             guard text.utf8.count <= CustomVariable.maxValueBytes else {
                 throw .invalidRequest("var '\(name)' longer than \(CustomVariable.maxValueBytes) bytes")
             }

@@ -1,5 +1,6 @@
 import Basics
 import HTTPKit
+import UpCore
 
 /// `GET /v1/uploads` and `GET /v1/uploads/:id`: a client reads back its own upload records,
 /// paged by cursor and filtered by `key`, `traceId` or `endUser`.
@@ -50,7 +51,7 @@ struct UploadsController: Sendable {
                 }
                 query.limit = limit
             case "after": query.after = value.isEmpty ? nil : value
-            case "key": query.key = try filter(value, name, maxBytes: TokenRequest.maxKeyBytes)
+            case "key": query.key = try filter(value, name, maxBytes: ObjectKeyRule.maxBytes)
             case "traceId": query.traceID = try filter(value, name, maxBytes: 64)
             case "endUser": query.endUser = try filter(value, name, maxBytes: 1024)
             default: throw .invalidRequest("unknown query parameter '\(name)'")
@@ -60,7 +61,9 @@ struct UploadsController: Sendable {
     }
 
     private static func filter(_ value: String, _ name: String, maxBytes: Int) throws(BizError) -> String {
-        guard (1...maxBytes).contains(value.utf8.count) else { throw .invalidRequest("\(name) must be 1…\(maxBytes) bytes") }
+        guard (1...maxBytes).contains(value.utf8.count), !value.utf8.contains(0) else {
+            throw .invalidRequest("\(name) must be 1…\(maxBytes) bytes without NUL")
+        }
         return value
     }
 

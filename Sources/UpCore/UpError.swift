@@ -102,6 +102,8 @@ extension UpError.Code {
     public static let invalidContext = Self(status: 701, message: "invalid ctx", name: "invalid_ctx")
     /// 400: malformed request (generic).
     public static let badRequest = Self(status: 400, message: "bad request", name: "bad_request")
+    /// 400: a key that breaks ``ObjectKeyRule`` (over 750 bytes, or NUL). Text is a placeholder.
+    public static let invalidKey = Self(status: 400, message: "invalid key", name: "invalid_key")
     /// 400: a form upload without the `file` part — §6, §8.
     public static let fileNotSpecified = Self(
         status: 400, message: "file is not specified in multipart", name: "file_not_specified")
@@ -128,7 +130,7 @@ extension UpError.Code {
     public static let all: [UpError.Code] = [
         tokenNotSpecified, badToken, expiredToken, unknownAccessKey, badSignature, noSuchBucket, keyMismatch,
         keyNotInKeyLimit, limitedMimeType, fileTooSmall, fileTooLarge, crc32Mismatch, fileExists, callbackFailed,
-        noSuchUploadID, invalidContext, badRequest, fileNotSpecified, invalidJSON, contentMD5Mismatch, tooFrequent,
+        noSuchUploadID, invalidContext, badRequest, invalidKey, fileNotSpecified, invalidJSON, contentMD5Mismatch, tooFrequent,
         internalError, insufficientStorage,
     ]
 }

@@ -106,9 +106,10 @@ struct UploadsControllerTests {
 
     @Test(arguments: [
         ("?kye=demo%2F1", "unknown query parameter 'kye'"),
-        ("?key=", "key must be 1…750 bytes"),
-        ("?endUser=", "endUser must be 1…1024 bytes"),
-        ("?traceId=", "traceId must be 1…64 bytes"),
+        ("?key=", "key must be 1…750 bytes without NUL"),
+        ("?key=a%00b", "key must be 1…750 bytes without NUL"),
+        ("?endUser=", "endUser must be 1…1024 bytes without NUL"),
+        ("?traceId=", "traceId must be 1…64 bytes without NUL"),
         ("?key=a&key=b", "query parameter 'key' given twice"),
         ("?limit=2&limit=3", "query parameter 'limit' given twice"),
     ])

@@ -94,6 +94,22 @@ def main():
                          metadata={"x-qn-meta-color": "red"}, regions=regions)
     check("form put_data with key", info.status_code == 200 and ret == {"hash": "Fqr0xh3cxeii2r7eDztILNmuqUNN", "key": "hello.txt"},
           f"{info.status_code} {ret} {getattr(info, 'error', '')}")
+    # The key rule (Qiniu: at most 750 bytes of UTF-8; Upgate: and no NUL), through the SDK's form
+    # and v2 uploads; bucket-scoped tokens so only the rule can refuse.
+    any_key = auth.upload_token(bucket, None, 3600)
+    longest = "k" * 749 + "/"
+    for name, key, want in [("750-byte key is stored", longest, 200), ("751-byte key is 400", longest + "k", 400),
+                            ("key with NUL is 400", "nul\x00key", 400)]:
+        ret, info = put_data(any_key, key, b"key rule " + key.encode()[:8], regions=regions)
+        check(f"form: {name}", info.status_code == want and (ret.get("key") == key if want == 200 else "invalid key" in str(info.error)),
+              f"{info.status_code} {getattr(info, 'error', '')}")
+    code, st = stat(up, auth, bucket, longest)
+    check("stat of the 750-byte key", code == 200 and st.get("fsize") == len(b"key rule ") + 8, f"{code} {st}")
+    nul_path = write_file(work, "nul.bin", b"v2 nul key")
+    ret, info = put_file_v2(any_key, "v2\x00nul", nul_path, part_size=4 << 20, regions=regions,
+                            upload_progress_recorder=UploadProgressRecorder(tempfile.mkdtemp()))
+    check("v2: key with NUL is 400", info.status_code == 400, f"{info.status_code} {getattr(info, 'error', '')}")
+
     code, st = stat(up, auth, bucket, "hello.txt")
     check("stat after form upload", code == 200 and st.get("hash") == "Fqr0xh3cxeii2r7eDztILNmuqUNN" and st.get("fsize") == 5
           and st.get("mimeType") == "text/plain", f"{code} {st}")

@@ -64,16 +64,20 @@ extension PutPolicy {
     ///   - renderedSaveKey: ``saveKey`` rendered with ``MagicVariables/renderSaveKey(_:)``, or `nil` if unset.
     ///   - etag: The content hash.
     /// - Returns: The key to store under.
-    /// - Throws: ``UpError`` `.badRequest` when ``forceSaveKey`` is set without a non-empty ``saveKey``.
+    /// - Throws: ``UpError`` `.badRequest` when ``forceSaveKey`` is set without a non-empty
+    ///   ``saveKey``; `.invalidKey` when the chosen key breaks ``ObjectKeyRule`` (a client key, or
+    ///   a saveKey rendered with `$(fname)` or `$(x:…)` values that make it so).
     public func finalKey(clientKey: String?, renderedSaveKey: String?, etag: String) throws(UpError) -> String {
+        let key: String
         if forceSaveKey == true {
             guard let renderedSaveKey, !renderedSaveKey.isEmpty else {
                 throw UpError(.badRequest, detail: "forceSaveKey without saveKey")
             }
-            return renderedSaveKey
+            key = renderedSaveKey
+        } else {
+            key = clientKey ?? renderedSaveKey ?? etag
         }
-        if let clientKey { return clientKey }
-        if let renderedSaveKey { return renderedSaveKey }
-        return etag
+        try ObjectKeyRule.check(key)
+        return key
     }
 }

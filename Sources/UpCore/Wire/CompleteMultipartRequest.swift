@@ -113,7 +113,9 @@ public struct CompleteMultipartRequest: Sendable, Equatable {
     private static func optionalString(_ json: JSONValue, _ name: String) throws(UpError) -> String? {
         switch json[name] {
         case nil, .null?: return nil
-        case .string(let value)?: return value
+        case .string(let value)?:
+            try ProtocolText.check(value, field: name)
+            return value
         default: throw UpError(.invalidJSON, detail: "\(name) is not a string")
         }
     }
@@ -136,6 +138,8 @@ public struct CompleteMultipartRequest: Sendable, Equatable {
             case .int, .double, .bool: text = value.serialized()
             case .array, .object: throw UpError(.invalidJSON, detail: "\(name).\(key) is not a scalar")
             }
+            try ProtocolText.check(key, field: name)
+            try ProtocolText.check(text, field: key)
             // A repeated name: the last wins, as for top-level members.
             result.removeAll { $0.name == key }
             result.append((key, text))

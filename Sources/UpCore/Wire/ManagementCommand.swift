@@ -13,7 +13,8 @@
 ///
 /// Segments are percent-decoded one by one after splitting (`WirePath`). Anything else —
 /// another verb, a missing or malformed entry, an entry without a key, a bad `force`, a
-/// negative day count, chgm's `cond` (not supported) — is `400 bad request`.
+/// negative day count, chgm's `cond` (not supported) — is `400 bad request`; a key that
+/// ``ObjectKeyRule`` refuses is `400 invalid key`.
 public enum ManagementCommand: Sendable, Equatable {
     /// `stat`: the object's attributes.
     case stat(Entry)
@@ -123,6 +124,7 @@ public enum ManagementCommand: Sendable, Equatable {
         guard let (bucket, key) = EncodedEntryURI.decode(text), let key else {
             throw UpError(.badRequest, detail: "bad EncodedEntryURI")
         }
+        try ObjectKeyRule.check(key)
         return Entry(bucket: bucket, key: key)
     }
 }

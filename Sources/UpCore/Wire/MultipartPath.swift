@@ -38,14 +38,15 @@ public struct MultipartPath: Sendable, Equatable {
     /// - Parameter path: The raw path.
     /// - Returns: The parsed path.
     /// - Throws: ``UpError`` `.badRequest` (400): wrong shape, empty bucket or upload id, key
-    ///   not B64 UTF-8, part number outside 1…10000.
+    ///   not B64 UTF-8, part number outside 1…10000; `.invalidKey` for a key ``ObjectKeyRule``
+    ///   refuses.
     public static func parse(_ path: some StringProtocol) throws(UpError) -> MultipartPath {
         let segments = try WirePath.segments(path, after: "/buckets/")
         guard (4...6).contains(segments.count), segments[1] == "objects", segments[3] == "uploads" else {
             throw UpError(.badRequest, detail: "expected /buckets/<bucket>/objects/<key>/uploads[/<id>[/<n>]]")
         }
         guard !segments[0].isEmpty else { throw UpError(.badRequest, detail: "empty bucket") }
-        let key = segments[2] == "~" ? nil : try WirePath.base64Text(segments[2], field: "key")
+        let key = segments[2] == "~" ? nil : try WirePath.base64Key(segments[2])
         var resource = Resource.uploads
         if segments.count >= 5 {
             guard !segments[4].isEmpty else { throw UpError(.badRequest, detail: "empty uploadId") }

@@ -17,7 +17,8 @@ struct ObjectPathFields: Sendable {
     /// Consumes one pair if its name is one of ours.
     ///
     /// - Returns: `false` when `name` is not an object field (the caller may know it, e.g. `crc32`).
-    /// - Throws: `.badRequest` for a duplicate or a value that is not B64 UTF-8.
+    /// - Throws: `.badRequest` for a duplicate or a value that is not B64 UTF-8; `.invalidKey` for
+    ///   a key ``ObjectKeyRule`` refuses.
     mutating func take(name: String, value: String) throws(UpError) -> Bool {
         let isVariable = name.utf8.count > 2 && name.utf8.starts(with: "x:".utf8)
         let isMetadata = name.utf8.count > 10 && name.utf8.starts(with: "x-qn-meta-".utf8)
@@ -25,7 +26,7 @@ struct ObjectPathFields: Sendable {
         guard seen.insert(name).inserted else {
             throw UpError(.badRequest, detail: "path parameter \(name) given twice")
         }
-        let text = try WirePath.base64Text(value, field: name)
+        let text = name == "key" ? try WirePath.base64Key(value) : try WirePath.base64Text(value, field: name)
         switch name {
         case "key": key = text
         case "fname": fname = text

@@ -43,12 +43,14 @@ public struct RsMkfilePath: Sendable, Equatable {
     /// - Parameter path: The raw path.
     /// - Returns: The parsed path.
     /// - Throws: ``UpError`` `.badRequest` (400): bad entry, missing or bad `fsize`, a name
-    ///   without a value, a duplicate, or a bad B64 value.
+    ///   without a value, a duplicate, or a bad B64 value; `.invalidKey` for a key
+    ///   ``ObjectKeyRule`` refuses.
     public static func parse(_ path: some StringProtocol) throws(UpError) -> RsMkfilePath {
         let segments = try WirePath.segments(path, after: "/rs-mkfile/")
         guard let entry = EncodedEntryURI.decode(segments[0]) else {
             throw UpError(.badRequest, detail: "rs-mkfile entry is not B64 of bucket[:key]")
         }
+        if let key = entry.key { try ObjectKeyRule.check(key) }
         var result = RsMkfilePath(bucket: entry.bucket, key: entry.key, fsize: -1)
         var seen: Set<String> = []
         try WirePath.pairs(segments.dropFirst()) { (name, value) throws(UpError) in

@@ -52,10 +52,17 @@ enum WirePath {
         return value
     }
 
-    /// Decodes a B64 segment (padding optional, §Notation) holding UTF-8 text.
+    /// Decodes a B64 segment (padding optional, §Notation) holding UTF-8 text that
+    /// ``ProtocolText`` allows.
     ///
     /// - Throws: `.badRequest` naming `field`.
     static func base64Text(_ text: String, field: String) throws(UpError) -> String {
+        let value = try base64UTF8(text, field: field)
+        try ProtocolText.check(value, field: field)
+        return value
+    }
+
+    private static func base64UTF8(_ text: String, field: String) throws(UpError) -> String {
         guard let bytes = URLSafeBase64.decode(text) else {
             throw UpError(.badRequest, detail: "\(field) is not URL-safe base64")
         }
@@ -63,6 +70,15 @@ enum WirePath {
             throw UpError(.badRequest, detail: "\(field) is not UTF-8")
         }
         return value
+    }
+
+    /// Decodes a B64 segment holding an object key: ``base64Text(_:field:)`` and ``ObjectKeyRule``.
+    ///
+    /// - Throws: `.badRequest` for bad B64 or UTF-8, `.invalidKey` for a key the rule refuses.
+    static func base64Key(_ text: String) throws(UpError) -> String {
+        let key = try base64UTF8(text, field: "key")
+        try ObjectKeyRule.check(key)
+        return key
     }
 
     /// Encodes a value as a path segment: padded B64 (what every SDK sends, §Notation).

@@ -150,12 +150,16 @@ struct ObjectCommitter: Sendable {
 
     /// `callbackFetchKey=1` (spec §3.4): the reply is `{"key": "<final key>", "payload": <json>}`;
     /// the object moves to that key (its blobs stay, now referenced by the new name) and only
-    /// `payload` goes back to the uploader. A reply of another shape is a callback failure (579).
+    /// `payload` goes back to the uploader. A reply of another shape, or a key ``ObjectKeyRule``
+    /// refuses, is a callback failure (579): the object stays under its first key.
     private func fetchKey(from reply: [UInt8], policy: PutPolicy, key: String) async throws -> CommitResult {
         guard let json = try? JSONValue.parse(reply), let newKey = json["key"]?.stringValue, !newKey.isEmpty,
             let payload = json["payload"]
         else {
             return .callbackFailed(key: key, reason: "callbackFetchKey reply is not {\"key\",\"payload\"}")
+        }
+        if let violation = ObjectKeyRule.violation(in: newKey) {
+            return .callbackFailed(key: key, reason: "callbackFetchKey reply names a bad key: \(violation)")
         }
         if newKey != key, let object = try await objects.object(bucket: policy.bucket, key: key) {
             var renamed = object

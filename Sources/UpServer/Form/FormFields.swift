@@ -44,8 +44,8 @@ struct FormFields: Sendable {
 
     /// Records one complete field.
     ///
-    /// - Throws: ``UpError`` `.badRequest` when the value is not UTF-8 or the kept fields
-    ///   together exceed ``maxTotalBytes``.
+    /// - Throws: ``UpError`` `.badRequest` when the value is not UTF-8, name or value hold NUL
+    ///   (``ProtocolText``), or the kept fields together exceed ``maxTotalBytes``.
     mutating func set(name: String, value bytes: [UInt8]) throws(UpError) {
         guard Self.isKept(name) else { return }
         keptBytes += bytes.count + name.utf8.count
@@ -55,6 +55,9 @@ struct FormFields: Sendable {
         guard let value = String(validating: bytes, as: UTF8.self) else {
             throw UpError(.badRequest, detail: "form: field \(name.prefix(64)) is not UTF-8")
         }
+        if name == "key" { try ObjectKeyRule.check(value) }   // 400 invalid key, before the generic NUL rule
+        try ProtocolText.check(name, field: "form: a field name")
+        try ProtocolText.check(value, field: "form: field " + name)
         switch name {
         case "token": token = value
         case "key": key = value

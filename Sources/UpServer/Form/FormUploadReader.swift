@@ -105,6 +105,9 @@ final class FormUploadReader {
         guard filePart == nil, !fileBeforeToken else {
             throw UpError(.secondFilePart)
         }
+        // Both may be stored (fname, the client's MIME type): the rule of every stored text.
+        try ProtocolText.check(filename ?? "", field: "form: the file part's filename")
+        try ProtocolText.check(contentType ?? "", field: "form: the file part's Content-Type")
         guard fields.token != nil else {
             // Not stored; judged in `finish()` once we know whether a token comes at all.
             fileBeforeToken = true

@@ -35,6 +35,7 @@ struct DownloadController: Sendable {
         guard let bucket = request.parameters["bucket"], let raw = request.parameters["*"],
             let key = FormURLEncoding.percentDecode(raw, plusAsSpace: false), !key.isEmpty
         else { throw UpError(.badRequest, detail: "expected /dl/<bucket>/<key>") }
+        try ObjectKeyRule.check(key)
         if !publicBuckets.contains(bucket) { try authorize(request) }
         let object = try await manager.object(.init(bucket: bucket, key: key))
         var headers: HTTPHeaders = [

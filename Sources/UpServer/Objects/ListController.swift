@@ -12,7 +12,8 @@ import UpCore
 ///
 /// `commonPrefixes` only when a delimiter was given; `limit` 1–1000, default (and above 1000)
 /// 1000; `marker` empty when the listing is complete (the SDK's `eof`). Refusals: 400 without
-/// `bucket` or with a `limit` that is not a number, 631 for an unknown bucket, 640 for a marker
+/// `bucket` or with a `limit` that is not a number, 400 `invalid key` for a prefix or delimiter
+/// the key rule refuses, 631 for an unknown bucket, 640 for a marker
 /// this server did not issue, 401 for the signature.
 struct ListController: Sendable {
     let catalog: any ObjectCatalog
@@ -40,10 +41,11 @@ struct ListController: Sendable {
             guard let value = Int(text), value >= 0 else { throw UpError(.badRequest, detail: "limit \(text.prefix(20))") }
             if value > 0 { limit = min(value, ObjectListing.maxLimit) }
         }
-        let delimiter = request.queryItem("delimiter") ?? ""
-        let listing = ObjectListing(
-            catalog: catalog, bucket: bucket, prefix: request.queryItem("prefix") ?? "", delimiter: delimiter,
-            limit: limit)
+        let delimiter = request.queryItem("delimiter") ?? "", prefix = request.queryItem("prefix") ?? ""
+        // Both are parts of keys, so the key rule bounds them (a NUL would not reach the index).
+        try ObjectKeyRule.check(prefix)
+        try ObjectKeyRule.check(delimiter)
+        let listing = ObjectListing(catalog: catalog, bucket: bucket, prefix: prefix, delimiter: delimiter, limit: limit)
         let marker = request.queryItem("marker").flatMap { $0.isEmpty ? nil : $0 }
         let page = try await listing.page(marker: marker)
         var members: [(key: String, value: JSONValue)] = [("marker", .string(page.marker ?? ""))]

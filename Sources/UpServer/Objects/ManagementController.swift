@@ -79,6 +79,7 @@ struct ManagementController: Sendable {
         guard let encoded = request.parameters["entry"], let entry = EncodedEntryURI.decode(encoded),
             let key = entry.key
         else { throw UpError(.badRequest, detail: "bad EncodedEntryURI") }
+        try ObjectKeyRule.check(key)
         let object = try await manager.object(.init(bucket: entry.bucket, key: key))
         // A failure to read is the boundary's: a full disk (a large multi-segment object is
         // joined in a scratch file on the data disk, `ObjectDownload`) is the retryable 503 an
