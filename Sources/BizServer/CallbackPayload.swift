@@ -33,9 +33,9 @@ struct CallbackPayload: Sendable, Equatable {
         }
         // Every member is stored in the record; PostgreSQL's text cannot hold NUL, so such a
         // body is refused here (400, not retried) rather than failing the insert (503, retried).
-        let texts = [payload.bucket, payload.key, payload.hash, payload.mimeType, payload.fname, payload.endUser,
+        let texts = [payload.bucket, payload.hash, payload.mimeType, payload.fname, payload.endUser,
             payload.clientID, payload.traceID] + payload.vars.keys + payload.vars.values
-        guard !texts.contains(where: { $0.utf8.contains(0) }) else { throw .malformedCallback("a member contains NUL") }
+        guard texts.allSatisfy(ProtocolText.allows) else { throw .malformedCallback("a member contains NUL") }
         return payload
     }
 

@@ -79,7 +79,7 @@ struct TokenRequest: Sendable, Equatable {
     private static func string(_ value: JSONValue, _ name: String) throws(BizError) -> String? {
         if case .null = value { return nil }
         guard let text = value.stringValue else { throw .invalidRequest("\(name) must be a string") }
-        guard !text.utf8.contains(0) else { throw .invalidRequest("\(name) must not contain NUL") }
+        guard ProtocolText.allows(text) else { throw .invalidRequest("\(name) must not contain NUL") }
         return text
     }
 
@@ -96,7 +96,7 @@ struct TokenRequest: Sendable, Equatable {
                 throw .invalidRequest("var names must look like x:name (x: then 1…64 of [A-Za-z0-9_-])")
             }
             guard names.insert(name).inserted else { throw .invalidRequest("duplicate var '\(name)'") }
-            guard let text = member.stringValue, !text.utf8.contains(0) else {
+            guard let text = member.stringValue, ProtocolText.allows(text) else {
                 throw .invalidRequest("var '\(name)' must be a string without NUL")
             }
             guard text.utf8.count <= CustomVariable.maxValueBytes else {

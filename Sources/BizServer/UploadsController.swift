@@ -61,7 +61,7 @@ struct UploadsController: Sendable {
     }
 
     private static func filter(_ value: String, _ name: String, maxBytes: Int) throws(BizError) -> String {
-        guard (1...maxBytes).contains(value.utf8.count), !value.utf8.contains(0) else {
+        guard (1...maxBytes).contains(value.utf8.count), ProtocolText.allows(value) else {
             throw .invalidRequest("\(name) must be 1…\(maxBytes) bytes without NUL")
         }
         return value

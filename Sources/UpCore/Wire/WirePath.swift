@@ -62,6 +62,7 @@ enum WirePath {
         return value
     }
 
+    /// B64 (padding optional) holding UTF-8 text, nothing more.
     private static func base64UTF8(_ text: String, field: String) throws(UpError) -> String {
         guard let bytes = URLSafeBase64.decode(text) else {
             throw UpError(.badRequest, detail: "\(field) is not URL-safe base64")
@@ -72,7 +73,8 @@ enum WirePath {
         return value
     }
 
-    /// Decodes a B64 segment holding an object key: ``base64Text(_:field:)`` and ``ObjectKeyRule``.
+    /// Decodes a B64 segment holding an object key: B64 UTF-8, then ``ObjectKeyRule`` (which
+    /// covers NUL with its own `invalid key`).
     ///
     /// - Throws: `.badRequest` for bad B64 or UTF-8, `.invalidKey` for a key the rule refuses.
     static func base64Key(_ text: String) throws(UpError) -> String {
