@@ -41,7 +41,7 @@ let package = Package(
         .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
 
         // MARK: Native — the only importers of C, the only users of Unsafe*
-        .target(name: "NativePostgres", dependencies: ["CLibPQ"], swiftSettings: native),
+        .target(name: "NativePostgres", dependencies: ["CLibPQ", "NativeOS"], swiftSettings: native),
         // OpenSSL on Linux only: on Apple platforms NativeCrypto hashes with CryptoKit (CryptoBackend.swift).
         .target(
             name: "NativeCrypto", dependencies: [.target(name: "CLibCrypto", condition: .when(platforms: [.linux])), "CZlib"],

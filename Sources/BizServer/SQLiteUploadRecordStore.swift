@@ -11,8 +11,8 @@ public import Outbox
 ///
 /// Threads: SQLite calls block (disk, fsync, locks). Run on the Swift cooperative pool they would
 /// hold one of its few threads for each fsync, so the connection is a `BlockingResource`
-/// (NativeOS): every call runs on its own serial queue while the caller awaits. One connection on
-/// one queue also serializes writes, which SQLite would do anyway.
+/// (NativeOS): every call runs on its own serial executor while the caller awaits. One connection on
+/// one serial executor also serializes writes, which SQLite would do anyway.
 public final class SQLiteUploadRecordStore: UploadRecordStore, SQLiteAccess {
     private struct State {
         let database: SQLiteDatabase
@@ -73,7 +73,7 @@ public final class SQLiteUploadRecordStore: UploadRecordStore, SQLiteAccess {
     ) throws {
         let database = try SQLiteDatabase(path: path, configuration: .init(synchronous: synchronous))
         try database.migrate(Self.migrations)
-        state = BlockingResource(label: "upgate.upload-records", State(database: database, ids: idGenerator))
+        state = BlockingResource(State(database: database, ids: idGenerator))
     }
 
     /// See `UploadRecordStore.record(_:receivedAt:)`.
@@ -193,12 +193,12 @@ public final class SQLiteUploadRecordStore: UploadRecordStore, SQLiteAccess {
     /// The webhook deliveries, in this database.
     public var webhookDeliveries: any OutboxStore { SQLiteOutbox(table: WebhookMessage.table, access: self) }
 
-    /// See `SQLiteAccess.perform(_:)`: the outbox's statements run on this store's queue.
+    /// See `SQLiteAccess.perform(_:)`: the outbox's statements run on this store's executor.
     public func perform<T: Sendable>(_ work: @escaping @Sendable (SQLiteDatabase) throws -> T) async throws -> T {
         try await state.use { try work($0.database) }
     }
 
-    /// Runs `work` on the store's queue with the connection, suspending the caller until it ends.
+    /// Runs `work` on the store's executor with the connection, suspending the caller until it ends.
     private func perform<T: Sendable>(_ work: @escaping @Sendable (inout State) throws -> T) async throws -> T {
         try await state.use(work)
     }

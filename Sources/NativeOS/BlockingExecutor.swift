@@ -1,35 +1,84 @@
-import Dispatch
 import Synchronization
 
-/// Where blocking work runs — disk reads and writes, `fsync`, SQLite calls — so it never holds
-/// one of the Swift cooperative pool's threads (one per core: a handler waiting on the disk there
-/// stalls every other request scheduled on that thread). The caller suspends on a continuation
-/// until the work has run on a GCD queue.
+/// Where blocking work runs — disk reads and writes, `fsync`, SQLite and libpq calls, a wait for
+/// an S3 request — so it never holds one of the Swift cooperative pool's threads (one per core:
+/// a handler waiting on the disk there stalls every other request scheduled on that thread). The
+/// caller suspends on a continuation until the work has run on a ``BlockingThreadPool`` thread.
 ///
 /// The one executor of the code base: ``shared`` (concurrent) for independent calls such as blob
 /// file I/O, and a serial one per ``BlockingResource`` for a connection that must be used one
-/// call at a time.
+/// call at a time. Both run on the same pool.
 public final class BlockingExecutor: Sendable {
-    /// Concurrent, for independent blocking calls (blob files, directory removals).
-    public static let shared = BlockingExecutor(label: "upgate.blocking", concurrent: true)
+    /// Concurrent, for independent blocking calls (blob files, directory removals, libpq).
+    public static let shared = BlockingExecutor(concurrent: true)
 
-    private let queue: DispatchQueue
-
-    /// Creates an executor on a queue of its own.
-    ///
-    /// - Parameters:
-    ///   - label: The queue's name (shown by debuggers and in crash reports).
-    ///   - concurrent: Whether calls may run at the same time; serial by default.
-    public init(label: String, concurrent: Bool = false) {
-        queue = DispatchQueue(
-            label: label, qos: .userInitiated, attributes: concurrent ? [.concurrent] : [])
+    private enum Order: Sendable {
+        case concurrent
+        case serial(SerialLane)
     }
 
-    /// Runs `work` on the executor's queue and returns its result (or rethrows its error).
+    private let pool: BlockingThreadPool
+    private let order: Order
+
+    /// Creates an executor on `pool`.
+    ///
+    /// - Parameters:
+    ///   - concurrent: Whether calls may run at the same time; serial (one at a time, in the order
+    ///     submitted) by default.
+    ///   - pool: The threads to run on; ``BlockingThreadPool/shared`` by default.
+    public init(concurrent: Bool = false, pool: BlockingThreadPool = .shared) {
+        self.pool = pool
+        order = concurrent ? .concurrent : .serial(SerialLane(pool: pool))
+    }
+
+    /// Runs `work` on the executor and returns its result (or rethrows its error).
     public func run<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
-            queue.async { continuation.resume(with: Result { try work() }) }
+            let job: @Sendable () -> Void = { continuation.resume(with: Result { try work() }) }
+            switch order {
+            case .concurrent: pool.submit(job)
+            case .serial(let lane): lane.submit(job)
+            }
         }
+    }
+}
+
+/// Jobs that run one at a time in order on a shared pool: while the lane has work, one pool
+/// thread drains it; after ``batch`` jobs that thread goes back to the end of the pool's queue,
+/// so a busy lane does not keep a thread from the others' jobs.
+final class SerialLane: Sendable {
+    private struct State {
+        var jobs = JobQueue()
+        var draining = false
+    }
+
+    private static let batch = 64
+    private let pool: BlockingThreadPool
+    private let state = Mutex(State())
+
+    init(pool: BlockingThreadPool) { self.pool = pool }
+
+    func submit(_ job: @escaping @Sendable () -> Void) {
+        let start = state.withLock { state in
+            state.jobs.append(job)
+            guard !state.draining else { return false }
+            state.draining = true
+            return true
+        }
+        if start { pool.submit { self.drain() } }
+    }
+
+    private func drain() {
+        for _ in 0..<Self.batch {
+            let next = state.withLock { state in
+                let job = state.jobs.popFirst()
+                if job == nil { state.draining = false }
+                return job
+            }
+            guard let next else { return }
+            next()
+        }
+        pool.submit { self.drain() }
     }
 }
 
@@ -37,20 +86,17 @@ public final class BlockingExecutor: Sendable {
 /// ``BlockingExecutor`` of its own: every use runs there, one at a time, off the cooperative pool.
 ///
 /// The resource sits in a `Mutex` so the compiler can see that one thread at a time touches it;
-/// taken only on the serial queue, the lock is never contended.
+/// taken only by the serial executor, the lock is never contended.
 public final class BlockingResource<Resource>: Sendable {
-    private let executor: BlockingExecutor
+    private let executor = BlockingExecutor()
     private let resource: Mutex<Resource>
 
     /// Takes ownership of `resource`.
-    ///
-    /// - Parameter label: The serial queue's name.
-    public init(label: String, _ resource: sending Resource) {
-        executor = BlockingExecutor(label: label)
+    public init(_ resource: sending Resource) {
         self.resource = Mutex(resource)
     }
 
-    /// Runs `work` with the resource on its queue, suspending the caller until it ends.
+    /// Runs `work` with the resource on its executor, suspending the caller until it ends.
     public func use<T: Sendable>(_ work: @escaping @Sendable (inout Resource) throws -> T) async throws -> T {
         try await executor.run { try self.resource.withLock { try work(&$0) } }
     }

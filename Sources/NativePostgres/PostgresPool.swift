@@ -1,3 +1,4 @@
+import NativeOS
 import Synchronization
 
 /// A bounded pool of ``PostgresConnection``s for async code: the one way servers reach PostgreSQL.
@@ -59,7 +60,7 @@ public final class PostgresPool: Sendable {
         // and each such one is dropped, so this ends (at the latest at the deadline).
         while true {
             let (pooled, fresh) = try await lease(until: deadline, timeout: acquireTimeout ?? configuration.acquireTimeout)
-            let outcome = try await BlockingCalls.run { pooled.run(checkFirst: !fresh, body) }
+            let outcome = try await BlockingExecutor.shared.run { pooled.run(checkFirst: !fresh, body) }
             let actions = shared.withLock { $0.state.release(pooled, reusable: outcome.reusable) }
             carryOut(actions)
             if let result = outcome.result { return try result.get() }
@@ -101,7 +102,7 @@ public final class PostgresPool: Sendable {
                 return (pooled, false)
             case .connect:
                 do {
-                    let pooled = try await BlockingCalls.run { [connectionString, configuration] in
+                    let pooled = try await BlockingExecutor.shared.run { [connectionString, configuration] in
                         PooledConnection(try PostgresConnection(connectionString, settings: configuration.connection))
                     }
                     carryOut(shared.withLock { $0.state.connected() })

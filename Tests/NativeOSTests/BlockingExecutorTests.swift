@@ -14,7 +14,7 @@ struct BlockingExecutorTests {
     /// no update is lost.
     @Test func aResourceIsUsedOneCallAtATime() async throws {
         final class Counter { var value = 0; var inside = 0; var overlaps = 0 }
-        let resource = BlockingResource(label: "test.counter", Counter())
+        let resource = BlockingResource(Counter())
         try await withThrowingTaskGroup(of: Void.self) { group in
             for _ in 0..<200 {
                 group.addTask {

@@ -11,7 +11,7 @@ public import NativeStore
 /// file has one schema history (`PRAGMA user_version` is per file).
 ///
 /// Threads: as in `SQLiteUploadRecordStore`, the connection is a `BlockingResource` (NativeOS):
-/// every call runs on the store's own serial queue, never on the Swift cooperative pool.
+/// every call runs on the store's own serial executor, never on the Swift cooperative pool.
 public final class SQLiteAPIKeyStore: APIKeyStore {
     /// The file's name in the data directory.
     public static let fileName = "keys.sqlite3"
@@ -51,7 +51,7 @@ public final class SQLiteAPIKeyStore: APIKeyStore {
     public init(path: String, synchronous: SQLiteDatabase.Synchronous = .full) throws {
         let database = try SQLiteDatabase(path: path, configuration: .init(synchronous: synchronous))
         try database.migrate(Self.migrations)
-        self.database = BlockingResource(label: "upgate.api-keys", database)
+        self.database = BlockingResource(database)
     }
 
     /// Opens ``fileName`` in `directory`, creating the directory if needed.
@@ -118,7 +118,7 @@ public final class SQLiteAPIKeyStore: APIKeyStore {
             createdAt: try row.integer(4), expiresAt: row[5].integerValue, revokedAt: row[6].integerValue)
     }
 
-    /// Runs `work` on the store's queue with the connection, suspending the caller until it ends.
+    /// Runs `work` on the store's executor with the connection, suspending the caller until it ends.
     private func perform<T: Sendable>(_ work: @escaping @Sendable (SQLiteDatabase) throws -> T) async throws -> T {
         try await database.use { try work($0) }
     }

@@ -9,7 +9,7 @@ import UpCore
 /// stored", DESIGN.md) and a ctx or uploadId survives a restart (qiniu-protocol.md §9.4).
 ///
 /// Threads: SQLite calls block on the disk, so the connection is a `BlockingResource` (NativeOS):
-/// every call runs on its own serial queue while the caller awaits, keeping the Swift
+/// every call runs on its own serial executor while the caller awaits, keeping the Swift
 /// cooperative pool free.
 ///
 /// One class implements every index role (`BlockIndex`, `MultipartIndex`, `ObjectIndex`,
@@ -38,10 +38,10 @@ public final class SQLiteUpIndex: SQLiteAccess {
         self.path = path
         let connection = try SQLiteDatabase(path: path, configuration: .init(synchronous: .full))
         try connection.migrate(Self.migrations)
-        database = BlockingResource(label: "upgate.up-index", connection)
+        database = BlockingResource(connection)
     }
 
-    /// Runs `work` on the index's queue with the connection, suspending the caller until it ends.
+    /// Runs `work` on the index's executor with the connection, suspending the caller until it ends.
     ///
     /// A full disk (`SQLITE_FULL`, or an I/O error caused by `ENOSPC`) comes out as
     /// `UpError(.insufficientStorage)`: SQLite has rolled the statement back and
