@@ -73,10 +73,10 @@ final class BlobSink: Sendable {
                 if end == blockSize {
                     // DESIGN.md: a block is fsynced when it completes; its SHA-1 (§7.1) comes from
                     // the running hash, no re-read.
-                    try store.sync(blob)
+                    try sync(blob)
                     blockSHA1 = try hashes.finalize(blob, length: end, store: store)
                 } else if syncEveryChunk {
-                    try store.sync(blob)
+                    try sync(blob)
                 }
             case .oneBlob:
                 _ = try current(&state)  // an empty part still has its (empty) blob
@@ -110,10 +110,15 @@ final class BlobSink: Sendable {
         return (blob, 0)
     }
 
+    /// Makes the blob's bytes durable, unless the store's confirmed writes already are.
+    private func sync(_ blob: BlobID) throws {
+        if !store.writesAreDurable { try store.sync(blob) }
+    }
+
     /// Seals the current new blob: fsync (it is complete), and it becomes a segment.
     private func close(_ state: inout State) throws {
         guard let (blob, length) = state.current else { return }
-        try store.sync(blob)
+        try sync(blob)
         state.finished.append(Segment(blob: blob, length: length))
         state.current = nil
     }

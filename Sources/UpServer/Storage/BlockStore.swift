@@ -41,6 +41,10 @@ public protocol BlockStore: Sendable {
     /// per-chunk sync is a setting of the store, not of the caller.
     /// - Throws: `BlockStoreError.notFound`, `.io`; `UpError(.insufficientStorage)`.
     func sync(_ blob: BlobID) throws
+    /// Whether every write this store confirmed is already durable, so ``sync(_:)`` adds nothing
+    /// and callers skip it (S3: a PUT is confirmed once stored; saves a round trip per block).
+    /// `false` unless a store says otherwise.
+    var writesAreDurable: Bool { get }
 
     /// The blob's current length in bytes.
     ///
@@ -71,6 +75,10 @@ public protocol BlockStore: Sendable {
 }
 
 extension BlockStore {
+    /// See ``BlockStore/writesAreDurable``: a store's confirmed writes need ``sync(_:)`` unless
+    /// it says otherwise.
+    public var writesAreDurable: Bool { false }
+
     /// Every blob in the store, sorted (``inventory()`` without the times).
     public func list() throws -> [BlobID] { try inventory().map(\.id) }
 }

@@ -1,6 +1,7 @@
 public import Foundation
 import HTTPTransport
 public import ObjectStorage
+import Synchronization
 
 /// Blobs in an S3-compatible bucket (issue 12 §2): the `BlockStore` several up-server instances
 /// share, so a chunk, a part or a download may land on any of them.
@@ -22,6 +23,12 @@ public import ObjectStorage
 /// long before the new chunk goes in; a failed PUT leaves it so. A gap in the chain of chunks
 /// means acknowledged bytes are gone: `BlockStoreError.missingBytes`, never papered over.
 ///
+/// Round trips: an append lists the blob's chunks first, except the first append to a blob this
+/// process has just created (``create()`` remembers it): no one else knows a new blob's id
+/// before that append is answered, so nothing can lie past its empty chunk. A small upload's
+/// first chunk is then one PUT, not a LIST and a PUT. And a confirmed PUT is durable, so
+/// callers skip ``sync(_:)`` (``writesAreDurable``).
+///
 /// Every S3 failure surfaces as the `S3Error` itself; the error boundary answers a store that
 /// does not answer (`S3Error.isRetryable`) with 503 and `Retry-After` (`StoreUnavailable`).
 public final class S3BlockStore: BlockStore {
@@ -29,6 +36,10 @@ public final class S3BlockStore: BlockStore {
     public let client: S3Client
     /// Where downloads of several segments are joined (``fileRange(joining:range:)``).
     let scratchDirectory: URL
+    /// Blobs ``create()`` made whose first append has not run yet: they hold only the empty
+    /// chunk at offset 0. Forgetting one only costs a LIST; past ``freshLimit`` all are forgotten.
+    private let fresh = Mutex(Set<BlobID>())
+    private static let freshLimit = 4096
 
     /// A store in `client`'s bucket; downloads spool through `scratchDirectory`.
     public init(client: S3Client, scratchDirectory: URL = FileManager.default.temporaryDirectory) {
@@ -84,11 +95,26 @@ public final class S3BlockStore: BlockStore {
         let blob = BlobID.random()
         let client = self.client
         _ = try BlockingAsync.run { try await client.putObject(Self.chunkKey(blob, at: 0), body: .bytes([])) }
+        fresh.withLock { fresh in
+            if fresh.count >= Self.freshLimit { fresh.removeAll() }
+            fresh.insert(blob)
+        }
         return blob
     }
 
+    /// See `BlockStore.writesAreDurable`: S3 confirms a PUT once it is stored.
+    public var writesAreDurable: Bool { true }
+
     /// See `BlockStore.append(_:to:at:)`.
     public func append(_ bytes: [UInt8], to blob: BlobID, at expectedOffset: Int64) throws -> Int64 {
+        let untouched = fresh.withLock { $0.remove(blob) } != nil
+        if untouched && expectedOffset == 0 {
+            let client = self.client
+            if !bytes.isEmpty {
+                _ = try BlockingAsync.run { try await client.putObject(Self.chunkKey(blob, at: 0), body: .bytes(bytes)) }
+            }
+            return Int64(bytes.count)
+        }
         let (chunks, length) = try chain(of: blob)
         guard length >= expectedOffset else {
             throw BlockStoreError.missingBytes(blob, expected: expectedOffset, actual: length)
@@ -163,6 +189,7 @@ public final class S3BlockStore: BlockStore {
 
     /// See `BlockStore.remove(_:)`.
     public func remove(_ blob: BlobID) throws {
+        fresh.withLock { _ = $0.remove(blob) }
         let keys = try chunks(of: blob).map(\.key)
         guard !keys.isEmpty else { return }
         let client = self.client
