@@ -113,7 +113,6 @@ public final class BizServer: HostedService {
         host = ServiceHost(
             for: configuration, router: Self.routes(configuration, limiter: limiter, parts: parts), logger: logger,
             observer: { http.observe($0) }, tasks: tasks, boundPort: parts.boundPort,
-            clientAddress: Self.clientAddress(configuration.access.trustedProxies),
             connectionMemory: Self.connectionMemory,
             announce: { [parts] in
                 [("callbackUrl", .string(Self.callbackURL(configuration, parts.boundPort)))]
@@ -126,12 +125,6 @@ public final class BizServer: HostedService {
     /// 1796289620) fit MHD's read buffer but left no room to parse its arguments and answer, so
     /// MHD closed the connection without a response instead of a 4xx.
     static let connectionMemory = 32 << 10
-
-    /// Who sent a request: the peer, or the client a trusted proxy names in `X-Forwarded-For`.
-    private static func clientAddress(_ proxies: TrustedProxies) -> (@Sendable (String, HTTPHeaders) -> String)? {
-        guard !proxies.isEmpty else { return nil }
-        return { peer, headers in proxies.clientAddress(peer: peer, forwardedFor: headers.values(for: "X-Forwarded-For")) }
-    }
 
     /// The rate-limit scope of API clients (end users: ``EndUserAuthenticator/scope(client:)``).
     static let clientScope = "client"

@@ -5,7 +5,8 @@ public import ServerShell
 extension BizServerConfiguration {
     /// The admin credential, the proxies trusted to name the client, and the per-address limit.
     ///
-    /// JSON keys (top level; `null` is the same as absent):
+    /// JSON keys (top level; `null` is the same as absent; `trustedProxies` is read with the keys
+    /// both servers share, `CommonSettings`):
     ///
     /// | key | default |
     /// |---|---|
@@ -46,11 +47,13 @@ extension BizServerConfiguration {
         text.utf8.count == 64 && text.allSatisfy(\.isHexDigit)
     }
 
-    /// Sets ``access`` from the file's `adminTokenSHA256`, `trustedProxies` and
-    /// `addressRateLimit` (read by the shell's strict reader) and `environment`
-    /// (`UPGATE_ADMIN_TOKEN`).
-    mutating func readAccess(_ file: ConfigurationObject, environment: [String: String]) throws(ConfigurationError) {
-        var access = Access()
+    /// Sets ``access`` from the file's `adminTokenSHA256` and `addressRateLimit` (read by the
+    /// shell's strict reader), `trustedProxies` (already read by `CommonSettings`) and
+    /// `environment` (`UPGATE_ADMIN_TOKEN`).
+    mutating func readAccess(
+        _ file: ConfigurationObject, trustedProxies: TrustedProxies, environment: [String: String]
+    ) throws(ConfigurationError) {
+        var access = Access(trustedProxies: trustedProxies)
         access.adminTokenSHA256 = try file.string("adminTokenSHA256")?.lowercased()
         if let token = environment["UPGATE_ADMIN_TOKEN"], !token.isEmpty {
             guard token.count >= Self.minimumAdminTokenLength else {
@@ -58,13 +61,6 @@ extension BizServerConfiguration {
                     "UPGATE_ADMIN_TOKEN must be at least \(Self.minimumAdminTokenLength) characters (e.g. openssl rand -hex 32)")
             }
             access.adminTokenSHA256 = Self.apiKeyHash(token)
-        }
-        if let texts = try file.strings("trustedProxies") {
-            do {
-                access.trustedProxies = try TrustedProxies(texts)
-            } catch {
-                throw ConfigurationError(error.description)
-            }
         }
         if let limit = try file.object("addressRateLimit") {
             guard let rate = try limit.number("tokensPerSecond"), let burst = try limit.number("burst") else {
@@ -74,4 +70,7 @@ extension BizServerConfiguration {
         }
         self.access = access
     }
+
+    /// See `ServiceConfiguration.trustedProxies`: ``Access/trustedProxies``.
+    public var trustedProxies: TrustedProxies { access.trustedProxies }
 }

@@ -14,7 +14,7 @@ public import NativePostgres
 ///
 /// | key | default |
 /// |---|---|
-/// | `host`, `port`, `dataDirectory`, `publicBaseURL`, `threads`, connection limits, `cors` | `CommonSettings` (port `8080`, `data/biz`) |
+/// | `host`, `port`, `dataDirectory`, `publicBaseURL`, `threads`, connection limits, `cors`, `trustedProxies` | `CommonSettings` (port `8080`, `data/biz`) |
 /// | `accessKey`, `secretKey` | required here or in the environment |
 /// | `upHosts` | `["http://127.0.0.1:9000"]` |
 /// | `rateLimit` | `{"tokensPerSecond": 10, "burst": 20}` |
@@ -71,7 +71,7 @@ extension BizServerConfiguration {
         _ = try configuration.databaseConnectionString()  // a bad URL stops the server at load
         try configuration.apply(environment: environment)
         try configuration.readJWT(try file.object("jwt"), perUser: perUser, environment: environment)
-        try configuration.readAccess(file, environment: environment)
+        try configuration.readAccess(file, trustedProxies: common.trustedProxies, environment: environment)
         try configuration.readWebhooks(file)
         return configuration
     }

@@ -12,6 +12,7 @@ public import HTTPKit
 /// | `threads` | `0` (= one HTTP worker thread per core) |
 /// | `maxConnections`, `headerTimeoutSeconds`, `maxConnectionsPerAddress` | `4096`, `30`, `0` (no limit): ``ConnectionLimits`` |
 /// | `cors` | `{"allowedOrigins": []}` (off): the web origins allowed to call the server from a browser, ``CORSPolicy`` |
+/// | `trustedProxies` | `[]`: `X-Forwarded-For` is ignored. CIDR blocks whose peers may name the client, ``TrustedProxies`` |
 public struct CommonSettings: Sendable {
     /// `host`.
     public var host: String
@@ -27,6 +28,8 @@ public struct CommonSettings: Sendable {
     public var connections: ConnectionLimits
     /// `cors.allowedOrigins`.
     public var cors: CORSPolicy = .off
+    /// `trustedProxies`.
+    public var trustedProxies: TrustedProxies = .none
 
     /// Reads the common keys of `file`, with the server's own defaults for the port and the
     /// data directory.
@@ -47,6 +50,13 @@ public struct CommonSettings: Sendable {
             let origins = try cors.strings("allowedOrigins") ?? []
             if let problem = CORSPolicy.problem(in: origins) { throw cors.invalid("allowedOrigins", problem) }
             settings.cors = CORSPolicy(allowedOrigins: origins)
+        }
+        if let texts = try file.strings("trustedProxies") {
+            do {
+                settings.trustedProxies = try TrustedProxies(texts)
+            } catch {
+                throw ConfigurationError(error.description)
+            }
         }
         return settings
     }

@@ -59,6 +59,8 @@ public protocol ServiceConfiguration: Sendable {
     var threads: Int { get }
     /// Connection limits (`maxConnections`, `headerTimeoutSeconds`, `maxConnectionsPerAddress`).
     var connections: ConnectionLimits { get }
+    /// The proxies whose `X-Forwarded-For` names the client in rate limits and the access log.
+    var trustedProxies: TrustedProxies { get }
 
     /// Checks invariants; throws a message naming the setting.
     func validate() throws(ConfigurationError)

@@ -12,7 +12,7 @@ public import ServerShell
 ///
 /// | key | default |
 /// |---|---|
-/// | `host`, `port`, `dataDirectory`, `publicBaseURL`, `threads`, connection limits, `cors` | `CommonSettings` (port `9000`, `data/up`) |
+/// | `host`, `port`, `dataDirectory`, `publicBaseURL`, `threads`, connection limits, `cors`, `trustedProxies` | `CommonSettings` (port `9000`, `data/up`) |
 /// | `keys` | required here or in the environment: `[{"accessKey": "...", "secretKey": "..."}]` |
 /// | `buckets` | required: `["demo"]` |
 /// | `publicBuckets` | `[]`: buckets `GET /dl/…` serves without a signed URL (each one of `buckets`) |
@@ -58,6 +58,7 @@ extension UpServerConfiguration {
             orphanGraceSeconds: try file.integer("orphanGraceSeconds", as: Int64.self) ?? 3600,
             threads: common.threads, connections: common.connections)
         configuration.cors = common.cors
+        configuration.trustedProxies = common.trustedProxies
         (configuration.database, configuration.blobStore) = try readStores(file, environment: environment)
         if let pair = try KeyPairVariables.read(environment) { configuration.keys = [pair.accessKey: pair.secretKey] }
         if let value = environment["UPGATE_UP_PUBLIC_BASE_URL"], !value.isEmpty { configuration.publicBaseURL = value }
@@ -94,6 +95,7 @@ extension UpServerConfiguration: ServiceConfiguration {
         if database != other.database { names.append("database") }
         if blobStore.summary != other.blobStore.summary { names.append("blobStore") }
         if connections != other.connections { names.append("maxConnections/headerTimeoutSeconds/maxConnectionsPerAddress") }
+        if trustedProxies != other.trustedProxies { names.append("trustedProxies") }
         return names
     }
 }

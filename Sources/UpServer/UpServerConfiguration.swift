@@ -1,6 +1,7 @@
 public import Basics
 public import HTTPKit
 public import Outbox
+public import ServerShell
 import ObjectStorage
 
 /// Everything up-server needs to run. Defaults are for local development on loopback.
@@ -51,6 +52,9 @@ public struct UpServerConfiguration: Sendable {
     /// The web origins allowed to call this server from a browser (`cors.allowedOrigins`);
     /// none by default (CORS off). Applied by `CORSMiddleware`; a reload applies a new list.
     public var cors: CORSPolicy = .off
+    /// Reverse proxies whose `X-Forwarded-For` names the client in the access log
+    /// (`trustedProxies`, CIDR blocks); nobody by default. A change takes a restart.
+    public var trustedProxies: TrustedProxies = .none
     /// The PostgreSQL index (`"database"` or `UPGATE_UP_DATABASE_URL`): a `postgresql://` URL
     /// without a password (libpq reads it from `PGPASSWORD` or a password file). Default none: the
     /// SQLite index in `<dataDirectory>/index.sqlite3`.

@@ -1,3 +1,5 @@
+import ServerShell
+
 /// `addressRateLimit`: a token bucket per client address, taken before anything else is looked
 /// at (credentials, body), so one address cannot flood the token endpoint with guesses or with
 /// tokens for ever new end users, nor guess at the admin token quickly.

@@ -1,4 +1,5 @@
 import Foundation
+import ServerShell
 
 /// The SSRF guard of webhook URLs (issue 11 §2): which addresses a receiver may not have unless
 /// its entry says `"allowPrivateTargets": true`, and how a URL's host is found and resolved.

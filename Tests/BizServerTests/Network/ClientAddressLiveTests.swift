@@ -2,6 +2,7 @@ import Basics
 import BizServer
 import Foundation
 import HTTPKit
+import ServerShell
 import TestSupport
 import Testing
 import UpCore

@@ -7,8 +7,8 @@ robin (no stickiness) from the production example with one address for up and on
     c = Cluster(bins, work, ups=2, bizs=2).start()     (the suites: chaos/cluster, load --cluster)
 
 Every up-server has the same contextSecret, publicBaseURL = nginx's up address; every biz-server
-hands out that address, its callbacks go to nginx's biz address (publicBaseURL), trustedProxies
-127.0.0.1/32. Both kinds share one database (their tables do not collide). Every process is stopped
+hands out that address, its callbacks go to nginx's biz address (publicBaseURL); both kinds have
+trustedProxies 127.0.0.1/32 (nginx), so their logs and biz-server's rate limits see the client. Both kinds share one database (their tables do not collide). Every process is stopped
 by its pid; PostgreSQL and SeaweedFS also stop when this process dies however it dies (their
 watchers see it).
 """
@@ -151,6 +151,7 @@ class Cluster:
     def _up_config(self, i):
         config = _example("up-server.json")
         config.update(database=self.pg_url, contextSecret=self.context_secret, publicBaseURL=self.up,
+                      trustedProxies=["127.0.0.1/32"],
                       blobStore={"type": "s3", "endpoint": self.s3["endpoint"], "region": self.s3["region"],
                                  "bucket": S3_BUCKET, "accessKeyId": self.s3["access_key"],
                                  "secretAccessKey": self.s3["secret_key"]})

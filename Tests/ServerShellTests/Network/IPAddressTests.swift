@@ -1,4 +1,4 @@
-@testable import BizServer
+@testable import ServerShell
 import Foundation
 import TestSupport
 import Testing

@@ -1,4 +1,4 @@
-@testable import BizServer
+@testable import ServerShell
 import Testing
 
 @Suite struct TrustedProxiesTests {

@@ -1,4 +1,6 @@
-/// Which peers may tell biz-server who the client is (`trustedProxies` in the configuration).
+public import HTTPKit
+
+/// Which peers may tell a server who the client is (`trustedProxies` in either server's configuration).
 ///
 /// A reverse proxy or load balancer appends the address it received a request from to
 /// `X-Forwarded-For`; anything to the left of that was written by whoever sent the request and
@@ -58,6 +60,13 @@ public struct TrustedProxies: Sendable, Equatable {
             if !trusts(address) { break }
         }
         return client.description
+    }
+
+    /// What ``HTTPServer/Configuration/clientAddress`` runs for each request: the client from the
+    /// peer and its `X-Forwarded-For` fields; `nil` (the peer, no work) when nobody is trusted.
+    public var clientAddressResolver: (@Sendable (_ peer: String, _ headers: HTTPHeaders) -> String)? {
+        guard !blocks.isEmpty else { return nil }
+        return { [self] peer, headers in clientAddress(peer: peer, forwardedFor: headers.values(for: "X-Forwarded-For")) }
     }
 
     /// One `X-Forwarded-For` entry as an address: optional whitespace around it (RFC 9110 §5.6.1
