@@ -7,8 +7,8 @@ public import ServerShell
 
 /// `biz-server migrate`: copies an embedded installation (`uploads.sqlite3` and `keys.sqlite3`
 /// in the data directory) into the configured PostgreSQL `database`: every upload record (same
-/// ids, same order), every API key, and the webhook deliveries still to be sent (pending or
-/// claimed in SQLite; pending, due now, in PostgreSQL).
+/// ids, same order), every API key, and every webhook delivery (those still to be sent pending
+/// and due now in PostgreSQL; delivered and dead ones as they were, for the admin history).
 ///
 /// Idempotent: a record already there (same id, or same bucket, key and hash), a key already
 /// there (same id or hash) and a delivery already there (same payload: it carries its message id)
@@ -18,7 +18,7 @@ public enum MigrateCommand {
     /// `--help`.
     public static let usage = """
         biz-server migrate — copies the SQLite stores of the data directory (upload records, API
-        keys, webhook deliveries not yet sent) into the configured PostgreSQL database
+        keys, webhook deliveries) into the configured PostgreSQL database
         ("database" or UPGATE_BIZ_DATABASE_URL). Re-running copies nothing twice.
 
         USAGE:
@@ -162,26 +162,16 @@ public enum MigrateCommand {
         ]
     }
 
-    /// The deliveries still to be sent, as pending entries due now.
+    /// Every webhook delivery: the ones still to be sent as pending entries due now, the
+    /// delivered and dead ones as they were (``PostgresOutbox/copy(_:into:now:on:)``).
     private static func copyDeliveries(
         _ outbox: any OutboxStore, into database: PostgresBizDatabase, summary: inout Summary
     ) async throws {
-        let entries = try await outbox.list([.pending, .claimed], before: nil, limit: Int(Int32.max))
+        let entries = try await outbox.list([.pending, .claimed, .delivered, .dead], before: nil, limit: Int(Int32.max))
         summary.deliveriesSeen = entries.count
         let now = Int64(Date().timeIntervalSince1970)
         summary.deliveries = try await database.pool.transaction { connection in
-            var copied = 0
-            for entry in entries.reversed() {  // oldest first, as they were written
-                let there = try connection.query(
-                    "SELECT 1 FROM \(WebhookMessage.table) WHERE payload = $1 LIMIT 1", [.text(entry.payload)]
-                ).first != nil
-                if there { continue }
-                _ = try PostgresOutbox.insert(
-                    OutboxMessage(payload: entry.payload, leaseSeconds: entry.leaseSeconds), now: now,
-                    into: WebhookMessage.table, on: connection)
-                copied += 1
-            }
-            return copied
+            try PostgresOutbox.copy(entries, into: WebhookMessage.table, now: now, on: connection).copied
         }
     }
 

@@ -41,7 +41,7 @@ extension MigrateCommand {
         public var objects = 0, objectsSeen = 0
         /// Completion records copied now / found.
         public var completions = 0, completionsSeen = 0
-        /// Callbacks still owed (pending or claimed outbox entries) copied now / found.
+        /// Callbacks (outbox entries: owed, delivered or given up) copied now / found.
         public var callbacks = 0, callbacksSeen = 0
         /// v1 block rows copied now / found.
         public var blocks = 0, blocksSeen = 0
@@ -57,7 +57,7 @@ extension MigrateCommand {
         public var line: String {
             "migrated \(blobs) of \(blobsSeen) blobs, \(objects) of \(objectsSeen) objects, "
                 + "\(completions) of \(completionsSeen) completion records, "
-                + "\(callbacks) of \(callbacksSeen) callbacks not yet delivered, \(blocks) of \(blocksSeen) v1 blocks, "
+                + "\(callbacks) of \(callbacksSeen) callbacks, \(blocks) of \(blocksSeen) v1 blocks, "
                 + "\(uploads) of \(uploadsSeen) v2 uploads with \(parts) of \(partsSeen) parts (the rest were there already)"
         }
     }
@@ -88,7 +88,7 @@ extension MigrateCommand {
         (summary.completions, summary.completionsSeen) = try await copyRows(
             "completions", SQLiteUpIndex.completionColumns, from: source.index, into: target.index
         ) { values in
-            // outbox_id (last): the entry's id in PostgreSQL; NULL for one not moved (delivered or dead).
+            // outbox_id (last): the entry's id in PostgreSQL (every entry is copied; NULL stays NULL).
             var values = values
             values[6] = values[6].integerValue.flatMap { entries[$0] }.map { .integer($0) } ?? .null
             return values
@@ -102,31 +102,17 @@ extension MigrateCommand {
         return summary
     }
 
-    /// The callbacks still owed, as pending entries due now (oldest first); an entry with the
-    /// same payload already there (copied before) is skipped.
+    /// Every callback: the ones still owed as pending entries due now, the delivered and
+    /// given-up ones as they were (``PostgresOutbox/copy(_:into:now:on:)``).
     /// - Returns: Each SQLite entry's id in PostgreSQL.
     private static func copyCallbacks(
         _ outbox: any OutboxStore, into index: PostgresUpIndex, summary: inout Summary
     ) async throws -> [Int64: Int64] {
-        let owed = try await outbox.list([.pending, .claimed], before: nil, limit: Int(Int32.max))
-        summary.callbacksSeen = owed.count
+        let all = try await outbox.list([.pending, .claimed, .delivered, .dead], before: nil, limit: Int(Int32.max))
+        summary.callbacksSeen = all.count
         let now = Int64(Date().timeIntervalSince1970)
         let (copied, ids) = try await index.pool.transaction { connection in
-            var (copied, ids) = (0, [Int64: Int64]())
-            for entry in owed.sorted(by: { $0.id < $1.id }) {
-                if let there = try connection.query(
-                    "SELECT id FROM \(CallbackMessage.table) WHERE payload = $1 ORDER BY id LIMIT 1", [.text(entry.payload)]
-                ).first {
-                    ids[entry.id] = try there.decode(0)
-                    continue
-                }
-                ids[entry.id] = try PostgresOutbox.insert(
-                    OutboxMessage(payload: entry.payload, leaseSeconds: entry.leaseSeconds), now: now,
-                    into: CallbackMessage.table, on: connection
-                ).id
-                copied += 1
-            }
-            return (copied, ids)
+            try PostgresOutbox.copy(all, into: CallbackMessage.table, now: now, on: connection)
         }
         summary.callbacks = copied
         return ids

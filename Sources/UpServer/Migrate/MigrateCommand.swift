@@ -7,8 +7,9 @@ public import ServerShell
 /// `up-server migrate`: moves an embedded installation (the SQLite index `index.sqlite3` and the
 /// blob files under `blobs/` in the data directory) to the configured PostgreSQL `database` and
 /// S3 `blobStore` (issue 12 §4): every blob the index names (same `BlobID`, bytes first), then
-/// the rows — objects with all their metadata and version, completion records, callbacks still
-/// owed (pending or claimed; pending, due now, in PostgreSQL), and uploads in progress (v1
+/// the rows — objects with all their metadata and version, completion records, the callback
+/// outbox (those still owed pending and due now in PostgreSQL, delivered and given-up ones as they
+/// were, for the admin history), and uploads in progress (v1
 /// blocks, v2 uploads and their parts), so a client may resume them on the new stores.
 ///
 /// Idempotent: a blob already in the store whole, a row already there (same key) and a callback
@@ -23,7 +24,7 @@ public enum MigrateCommand {
         up-server migrate — copies an embedded installation (index.sqlite3 and blobs/ in the data
         directory) into the configured PostgreSQL database ("database" or UPGATE_UP_DATABASE_URL)
         and S3 blob store ("blobStore", UPGATE_S3_*): every blob the index names, then objects,
-        completion records, callbacks not yet delivered, v1 blocks and v2 uploads in progress.
+        completion records, callbacks (owed, delivered, given up), v1 blocks and v2 uploads in progress.
         Stop up-server first; start it on the new stores afterwards. Re-running copies nothing
         twice: after a failure, run it again (before up-server starts on the new stores). Every
         instance must then share one contextSecret (ctxs of uploads in progress are signed

@@ -100,7 +100,8 @@ struct MigrateCommandTests {
     static func entry(_ key: String) -> String { EncodedEntryURI.encode(bucket: "demo", key: key) }
 
     /// The embedded installation: objects stored by form (one with deleteAfterDays and
-    /// metadata, one whose callback failed: its outbox entry is pending), v1 (two blocks), v2
+    /// metadata, one whose callback failed: its outbox entry is pending, one whose callback was
+    /// delivered: its entry is history), v1 (two blocks), v2
     /// (two parts), a copy sharing the form object's blob, and a v1 block and a v2 upload still
     /// in progress. Returns the objects' bytes by key and the unfinished uploads.
     static func embeddedInstallation(_ directory: URL) async throws
@@ -119,6 +120,11 @@ struct MigrateCommandTests {
             $0.callbackUrl = "http://127.0.0.1:9/callback"
             $0.callbackBody = "key=$(key)&hash=$(etag)"
         }.status == 579)
+        files["delivered.txt"] = Array("a callback delivered before the move".utf8)
+        #expect(await node.form("delivered.txt", files["delivered.txt"]!) {
+            $0.callbackUrl = "http://127.0.0.1:9/callback"
+            $0.callbackBody = "key=$(key)"
+        }.status == 200)
         files["v1.bin"] = V1Data.bytes(V1Data.block + 1000, seed: 3)
         let v1 = files["v1.bin"]!
         let contexts = [await node.mkblk("v1.bin", Array(v1[..<V1Data.block])), await node.mkblk("v1.bin", Array(v1[V1Data.block...]))]
@@ -178,13 +184,13 @@ struct MigrateCommandTests {
         let first = await MigrateCommand.run(["--config", file], environment: [:])
         #expect(first.status == 0, "\(first.error)")
         #expect(first.output.hasPrefix(
-            "migrated 8 of 8 blobs, 5 of 5 objects, 2 of 2 completion records, 1 of 1 callbacks not yet delivered, "
+            "migrated 9 of 9 blobs, 6 of 6 objects, 2 of 2 completion records, 2 of 2 callbacks, "
                 + "3 of 3 v1 blocks, 2 of 2 v2 uploads with 1 of 1 parts (the rest were there already); "
                 + "every instance needs this configuration's contextSecret"), "\(first.output)")
         let again = await MigrateCommand.run(["--config", file, "--data-dir", directory.path], environment: [:])
         #expect(again.status == 0, "\(again.error)")
         #expect(again.output.hasPrefix(
-            "migrated 0 of 8 blobs, 0 of 5 objects, 0 of 2 completion records, 0 of 1 callbacks not yet delivered, "
+            "migrated 0 of 9 blobs, 0 of 6 objects, 0 of 2 completion records, 0 of 2 callbacks, "
                 + "0 of 3 v1 blocks, 0 of 2 v2 uploads with 0 of 1 parts"), "\(again.output)")
         #expect(again.output.filter { $0 == "\n" }.count == 1)
 
@@ -202,8 +208,8 @@ struct MigrateCommandTests {
                 try connection.query("SELECT count(*) FROM \($0)").first?.decode(0, as: Int64.self) ?? -1
             }
         }
-        #expect(counts == [5, 7, 2, 1, 3, 2, 1])
-        #expect(try await BlockingIO.run { try stores.blobs.list().count } == 8)
+        #expect(counts == [6, 8, 2, 2, 3, 2, 1])
+        #expect(try await BlockingIO.run { try stores.blobs.list().count } == 9)
         #expect(stats["form.txt"]?.contains(#""expiration":"#) == true && stats["form.txt"]?.contains("x-qn-meta") == true)
         let node = Node(stores)
         for key in files.keys.sorted() {
@@ -215,7 +221,14 @@ struct MigrateCommandTests {
             #expect(download.headers["ETag"] == "\"\(hash as? String ?? "")\"")
             #expect(try await Self.sdkEtag(files[key]!, root) == hash as? String, "\(key)")
         }
-        // The callback still owed is delivered by the new instance's retrier.
+        // The outbox moved whole: the delivered entry as history (its reply kept), the owed one due.
+        let outbox = try await pool.withConnection { connection in
+            try connection.query("SELECT state, attempts, reply FROM callback_outbox ORDER BY id").rows.map {
+                [try $0.decode(0, as: String.self), String(try $0.decode(1, as: Int64.self)), try $0.decode(2, as: String?.self) ?? "-"]
+            }
+        }
+        #expect(outbox == [["pending", "0", "-"], ["delivered", "1", #"{"ok":true}"#]])
+        // The callback still owed is delivered by the new instance's retrier; the delivered one is not sent again.
         #expect(await node.server.retrier.runOnce() == 1)
         let callbackHash = try await Self.sdkEtag(files["callback.txt"]!, root)
         #expect(node.callbacks.sent.map(\.body) == ["key=callback.txt&hash=\(callbackHash)"])
