@@ -35,6 +35,8 @@ public final class HTTPExchange: Sendable {
         var answeredEarly = false
         var waiter: CheckedContinuation<[UInt8]?, any Error>?
         var inline: InlineCollector?
+        /// The streamed body being sent, once its response is queued.
+        var stream: StreamedBody?
     }
 
     /// A body being collected on the worker thread, and who gets it.
@@ -58,8 +60,9 @@ public final class HTTPExchange: Sendable {
     /// Whether ``respond(_:)`` has already accepted a response.
     public var hasResponded: Bool { state.withLock { $0.responded } }
 
-    /// Whether the connection is currently parked waiting for Swift.
-    public var isSuspended: Bool { state.withLock { $0.suspended } }
+    /// Whether the connection is currently parked waiting for Swift
+    /// (for its request body, its response, or a streamed body's next piece).
+    public var isSuspended: Bool { state.withLock { $0.suspended || ($0.stream?.isSuspended ?? false) } }
 
     /// Body bytes received from the client so far.
     public var receivedBodyBytes: Int { state.withLock { $0.receivedBytes } }
@@ -75,7 +78,8 @@ public final class HTTPExchange: Sendable {
     }
 
     /// Sends `response` (once). Returns `false` if a response was already given or the client is
-    /// gone; in that case a file body's descriptor is closed here.
+    /// gone; in that case a file body's descriptor is closed (a streamed body's source cancelled)
+    /// here.
     ///
     /// Body bytes the handler has not read are dropped; bytes still arriving are discarded (up to
     /// `discardLimit`, then the connection is closed) so the client can read the answer.
@@ -275,8 +279,24 @@ public final class HTTPExchange: Sendable {
         inline?.completion(.connectionClosed)
     }
 
+    /// Records the streamed body queued for this exchange (see ``abortStream()``).
+    func attach(_ stream: StreamedBody) {
+        state.withLock { $0.stream = stream }
+    }
+
+    /// The daemon is stopping: a streamed body still being sent is cut and its connection resumed.
+    func abortStream() {
+        state.withLock { $0.stream }?.abort()
+    }
+
+    /// Releases what a response that will never be sent holds: a file body's descriptor, a
+    /// streamed body's source.
     static func dispose(_ response: RawResponse) {
-        if case .file(let descriptor, _, _) = response.body { closeDescriptor(descriptor) }
+        switch response.body {
+        case .bytes: break
+        case .file(let descriptor, _, _): closeDescriptor(descriptor)
+        case .stream(_, let source): source.cancel()
+        }
     }
 
     /// Closes a file descriptor that was meant for a response body that will never be sent.
