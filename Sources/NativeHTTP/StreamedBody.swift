@@ -95,7 +95,9 @@ final class StreamedBody: Sendable {
                 }
                 return .copied(copied, wake: wake)
             }
-            if s.failed { return .fail }
+            // Nothing buffered and nothing more coming (failed, or — never with exact accounting —
+            // all produced yet MHD wants more): cut rather than park the connection forever.
+            if s.failed || s.sourceDone { return .fail }
             unsafe MHD_suspend_connection(connection.pointer)
             s.suspended = true
             let start = !s.started
