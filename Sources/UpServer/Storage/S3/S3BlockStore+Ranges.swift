@@ -1,5 +1,5 @@
 import HTTPTransport
-public import ObjectStorage
+import ObjectStorage
 import Synchronization
 
 extension S3BlockStore {

@@ -1,4 +1,3 @@
-public import Foundation
 import HTTPTransport
 public import ObjectStorage
 
