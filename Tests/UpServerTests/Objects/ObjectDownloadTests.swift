@@ -6,10 +6,11 @@ import Testing
 import TestSupport
 @testable import UpServer
 
-/// Downloads from the S3 blob store (SeaweedFS) over a live up-server stream from the store
-/// (`ObjectDownload`, `SegmentReader`): whole objects, ranges across segments and chunk objects,
-/// and `HEAD`, byte-exact, with nothing staged on the local disk.
-@Suite("S3 downloads stream")
+/// Downloads that are not one disk blob stream from the store (`ObjectDownload`,
+/// `SegmentReader`): from S3 (SeaweedFS) over a live up-server, whole, ranges across segments and
+/// chunk objects, and `HEAD`, byte-exact, with nothing staged on the local disk; and what a
+/// missing blob does before and after the head.
+@Suite("downloads stream")
 struct ObjectDownloadTests {
     @Test func anS3DownloadAndItsRangesStreamByteExact() async throws {
         let directory = TemporaryDirectory()
@@ -51,6 +52,33 @@ struct ObjectDownloadTests {
             throw error
         }
         await server.shutdown()
+    }
+
+    /// The first piece is read before the head: a blob missing at the start is still a status
+    /// (599); one missing later can only fail the stream, which the server turns into a cut
+    /// connection. `HEAD` reads nothing.
+    @Test func aMissingBlobIsAStatusAtTheStartAndAFailedStreamLater() async throws {
+        let harness = UpServerHarness { $0.publicBuckets = ["demo"] }
+        let controller = ManagementControllerTests()
+        var bytes = ByteSource(seed: 3)
+        let first = bytes.next((1 << 20) + 10), second = bytes.next(1 << 20)
+        try await controller.put(harness, key: "k", pieces: [first, second])
+        let blobs = try #require(await harness.index.object(bucket: "demo", key: "k")).segments.map(\.blob)
+
+        let streamed = await harness.send(.get, "/dl/demo/k")
+        #expect(streamed.status == 200)
+        guard case .stream(let length, let source) = streamed.body else { Issue.record("not streamed"); return }
+        #expect(length == UInt64(first.count + second.count))
+        try harness.store.remove(blobs[1])
+        var received: [UInt8] = []
+        await #expect(throws: BlockStoreError.self) {
+            while let piece = try await source.next() { received += piece }
+        }
+        #expect(received == first)  // every byte up to the missing blob
+
+        try harness.store.remove(blobs[0])
+        #expect(await harness.send(.get, "/dl/demo/k").status == 599)
+        #expect(await harness.send(.head, "/dl/demo/k").status == 200)  // never pulled, so never failed
     }
 
     static func check(port: Int, whole: [UInt8]) async throws {
