@@ -37,6 +37,8 @@ public final class HTTPExchange: Sendable {
         var inline: InlineCollector?
         /// The streamed body being sent, once its response is queued.
         var stream: StreamedBody?
+        /// The daemon is stopping: a streamed body queued from now on is cut at once.
+        var streamAborted = false
     }
 
     /// A body being collected on the worker thread, and who gets it.
@@ -279,14 +281,23 @@ public final class HTTPExchange: Sendable {
         inline?.completion(.connectionClosed)
     }
 
-    /// Records the streamed body queued for this exchange (see ``abortStream()``).
+    /// Records the streamed body queued for this exchange (see ``abortStream()``); cuts it at once
+    /// if the daemon began stopping before it was queued.
     func attach(_ stream: StreamedBody) {
-        state.withLock { $0.stream = stream }
+        let aborted = state.withLock { s in
+            s.stream = stream
+            return s.streamAborted
+        }
+        if aborted { stream.abort() }
     }
 
-    /// The daemon is stopping: a streamed body still being sent is cut and its connection resumed.
+    /// The daemon is stopping: a streamed body being sent, or queued later (a response given just
+    /// before the stop), is cut and its connection resumed, so it is never left suspended.
     func abortStream() {
-        state.withLock { $0.stream }?.abort()
+        state.withLock { s in
+            s.streamAborted = true
+            return s.stream
+        }?.abort()
     }
 
     /// Releases what a response that will never be sent holds: a file body's descriptor, a
