@@ -26,9 +26,7 @@ final class Reply: Sendable {
             return !done
         }
         guard first else {
-            if case .file(let descriptor, _, _) = response.body {
-                HTTPExchange.closeDescriptor(descriptor)
-            }
+            response.body.discard()
             return false
         }
         let raw = pipeline.raw(response, for: request)

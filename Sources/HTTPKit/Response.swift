@@ -1,5 +1,6 @@
 internal import Foundation
 import Basics
+internal import NativeHTTP
 
 /// An HTTP response. `Content-Length` is set by the server; `Content-Type` defaults to
 /// `application/json` and `X-Reqid` is always added.
@@ -11,12 +12,27 @@ public struct Response: Sendable {
         /// `length` bytes of an open file from `offset` (downloads). The server takes ownership of
         /// `descriptor` and closes it.
         case file(descriptor: Int32, offset: UInt64, length: UInt64)
+        /// Exactly `length` bytes pulled from `source` while they are sent (downloads from a
+        /// store that is not a local file), a bounded window ahead of the client. The server
+        /// cancels `source` if the body is dropped early; see ``ResponseBodySource`` for a
+        /// source that fails mid-body.
+        case stream(length: UInt64, source: any ResponseBodySource)
 
         /// The body length in bytes.
         public var count: Int {
             switch self {
             case .bytes(let bytes): bytes.count
-            case .file(_, _, let length): Int(clamping: length)
+            case .file(_, _, let length), .stream(let length, _): Int(clamping: length)
+            }
+        }
+
+        /// Releases what a body that will never be sent holds: closes a file body's descriptor,
+        /// cancels a streamed body's source.
+        func discard() {
+            switch self {
+            case .bytes: break
+            case .file(let descriptor, _, _): HTTPExchange.closeDescriptor(descriptor)
+            case .stream(_, let source): source.cancel()
             }
         }
     }
@@ -42,7 +58,7 @@ public struct Response: Sendable {
         self.body = body
     }
 
-    /// The body bytes if in memory (`[]` for a file body); handy in tests.
+    /// The body bytes if in memory (`[]` for a file or streamed body); handy in tests.
     public var bodyBytes: [UInt8] {
         if case .bytes(let bytes) = body { return bytes }
         return []

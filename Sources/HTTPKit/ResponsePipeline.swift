@@ -25,6 +25,8 @@ struct ResponsePipeline: Sendable {
         switch response.body {
         case .bytes(let bytes): body = .bytes(bytes)
         case .file(let descriptor, let offset, let length): body = .file(descriptor: descriptor, offset: offset, length: length)
+        case .stream(let length, let source):
+            body = .stream(length: length, source: RawBodySource(next: { try await source.next() }, cancel: { source.cancel() }))
         }
         // Qiniu uses codes above 599 (579, 612, 614, 631, 701; qiniu-protocol.md §8): pass any 3-digit status.
         let status = (100...999).contains(response.status) ? response.status : 500

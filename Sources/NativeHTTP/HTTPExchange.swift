@@ -35,6 +35,10 @@ public final class HTTPExchange: Sendable {
         var answeredEarly = false
         var waiter: CheckedContinuation<[UInt8]?, any Error>?
         var inline: InlineCollector?
+        /// The streamed body being sent, once its response is queued.
+        var stream: StreamedBody?
+        /// The daemon is stopping: a streamed body queued from now on is cut at once.
+        var streamAborted = false
     }
 
     /// A body being collected on the worker thread, and who gets it.
@@ -58,8 +62,9 @@ public final class HTTPExchange: Sendable {
     /// Whether ``respond(_:)`` has already accepted a response.
     public var hasResponded: Bool { state.withLock { $0.responded } }
 
-    /// Whether the connection is currently parked waiting for Swift.
-    public var isSuspended: Bool { state.withLock { $0.suspended } }
+    /// Whether the connection is currently parked waiting for Swift
+    /// (for its request body, its response, or a streamed body's next piece).
+    public var isSuspended: Bool { state.withLock { $0.suspended || ($0.stream?.isSuspended ?? false) } }
 
     /// Body bytes received from the client so far.
     public var receivedBodyBytes: Int { state.withLock { $0.receivedBytes } }
@@ -75,7 +80,8 @@ public final class HTTPExchange: Sendable {
     }
 
     /// Sends `response` (once). Returns `false` if a response was already given or the client is
-    /// gone; in that case a file body's descriptor is closed here.
+    /// gone; in that case a file body's descriptor is closed (a streamed body's source cancelled)
+    /// here.
     ///
     /// Body bytes the handler has not read are dropped; bytes still arriving are discarded (up to
     /// `discardLimit`, then the connection is closed) so the client can read the answer.
@@ -275,8 +281,33 @@ public final class HTTPExchange: Sendable {
         inline?.completion(.connectionClosed)
     }
 
+    /// Records the streamed body queued for this exchange (see ``abortStream()``); cuts it at once
+    /// if the daemon began stopping before it was queued.
+    func attach(_ stream: StreamedBody) {
+        let aborted = state.withLock { s in
+            s.stream = stream
+            return s.streamAborted
+        }
+        if aborted { stream.abort() }
+    }
+
+    /// The daemon is stopping: a streamed body being sent, or queued later (a response given just
+    /// before the stop), is cut and its connection resumed, so it is never left suspended.
+    func abortStream() {
+        state.withLock { s in
+            s.streamAborted = true
+            return s.stream
+        }?.abort()
+    }
+
+    /// Releases what a response that will never be sent holds: a file body's descriptor, a
+    /// streamed body's source.
     static func dispose(_ response: RawResponse) {
-        if case .file(let descriptor, _, _) = response.body { closeDescriptor(descriptor) }
+        switch response.body {
+        case .bytes: break
+        case .file(let descriptor, _, _): closeDescriptor(descriptor)
+        case .stream(_, let source): source.cancel()
+        }
     }
 
     /// Closes a file descriptor that was meant for a response body that will never be sent.

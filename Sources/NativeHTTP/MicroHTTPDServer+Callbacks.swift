@@ -82,7 +82,7 @@ func onAccess(
             context.handler(exchange)
         }
         if let response = exchange.takeResponse(suspendIfNotReady: false) {
-            return unsafe queue(response, on: connection, context: context)
+            return unsafe queue(response, of: exchange, on: connection, context: context)
         }
         return .YES
     }
@@ -100,7 +100,7 @@ func onAccess(
     // Answered while the body arrived (EarlyResponse): nothing left to queue; close.
     if exchange.wasAnsweredEarly { return .NO }
     if let response = exchange.takeResponse(suspendIfNotReady: true) {
-        return unsafe queue(response, on: connection, context: context)
+        return unsafe queue(response, of: exchange, on: connection, context: context)
     }
     return .YES
 }
@@ -148,7 +148,9 @@ func onConnectionNotified(
 
 
 /// Builds the MHD response and queues it; MHD keeps its own reference, so we destroy ours.
-private func queue(_ response: RawResponse, on connection: OpaquePointer, context: DaemonContext) -> MHD_Result {
+private func queue(
+    _ response: RawResponse, of exchange: HTTPExchange, on connection: OpaquePointer, context: DaemonContext
+) -> MHD_Result {
     let created: OpaquePointer?
     switch response.body {
     case .bytes(let bytes):
@@ -160,6 +162,10 @@ private func queue(_ response: RawResponse, on connection: OpaquePointer, contex
     case .file(let descriptor, let offset, let length):
         unsafe created = MHD_create_response_from_fd_at_offset64(length, descriptor, offset)
         if unsafe created == nil { cmhd_close_fd(descriptor) }
+    case .stream(let length, let source):
+        let body = unsafe StreamedBody(length: length, source: source, connection: ConnectionHandle(pointer: connection))
+        unsafe created = streamedResponse(body)
+        if unsafe created != nil { exchange.attach(body) }
     }
     guard let created = unsafe created else { return .NO }
     for (name, value) in response.headers {

@@ -157,7 +157,10 @@ public final class MicroHTTPDServer: Sendable {
     /// connections are closed. Blocks for at most about a second while suspended connections
     /// resume. Idempotent.
     public func stop(fallback: RawResponse = RawResponse(status: 503)) {
-        for exchange in context.beginStopping(fallback: fallback) { exchange.respond(fallback) }
+        for exchange in context.beginStopping(fallback: fallback) {
+            exchange.respond(fallback)
+            exchange.abortStream()
+        }
         var waitedMilliseconds = 0
         while context.exchanges.contains(where: { $0.isSuspended }) && waitedMilliseconds < 1000 {
             context.sleepMilliseconds(5)

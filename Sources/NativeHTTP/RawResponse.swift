@@ -10,6 +10,10 @@ public struct RawResponse: Sendable {
         /// Ownership of `descriptor` passes to the server: it is closed after sending, or when the
         /// response can no longer be sent (client gone, already answered).
         case file(descriptor: Int32, offset: UInt64, length: UInt64)
+        /// Exactly `length` bytes produced by `source` while they are sent (``StreamedBody``):
+        /// `Content-Length` is `length`. A source that fails, or ends short, cuts the connection
+        /// mid-body; `source.cancel` runs if the body is dropped before the source finished.
+        case stream(length: UInt64, source: RawBodySource)
     }
 
     /// The status code, e.g. 200.
@@ -24,5 +28,21 @@ public struct RawResponse: Sendable {
         self.status = status
         self.headers = headers
         self.body = body
+    }
+}
+
+/// Where a streamed body's bytes come from (``RawResponse/Body/stream(length:source:)``).
+public struct RawBodySource: Sendable {
+    /// The next piece (any size; empty pieces are skipped), or `nil` at the end. Called from one
+    /// task at a time, only when the server has room for more (``StreamedBody``).
+    public var next: @Sendable () async throws -> [UInt8]?
+    /// Called once if the body is dropped before `next` returned `nil`, threw, or produced the
+    /// declared length: the client went away, the daemon stopped, or the response was never sent.
+    public var cancel: @Sendable () -> Void
+
+    /// Creates a source.
+    public init(next: @escaping @Sendable () async throws -> [UInt8]?, cancel: @escaping @Sendable () -> Void = {}) {
+        self.next = next
+        self.cancel = cancel
     }
 }

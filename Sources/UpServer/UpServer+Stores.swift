@@ -14,14 +14,11 @@ extension UpServer {
         switch configuration.blobStore {
         case .disk:
             let store = try FileBlockStore(dataDirectory: directory)
-            // Leftovers of downloads cut short by a crash (scratch files are unlinked once open).
+            // Scratch files an earlier version's crash left (downloads stream now).
             try? FileManager.default.removeItem(at: store.scratchDirectory)
             blobs = store
         case .s3(let settings):
-            let store = S3BlockStore(
-                client: try S3Client(settings: settings, transport: try S3BlockStore.transport()),
-                scratchDirectory: directory.appendingPathComponent("tmp", isDirectory: true))
-            try? FileManager.default.removeItem(at: store.scratchDirectory)
+            let store = S3BlockStore(client: try S3Client(settings: settings, transport: try S3BlockStore.transport()))
             checks.append { try await store.checkBucket() }
             blobs = store
             logger.info("blob store", ["store": .string(configuration.blobStore.summary)])

@@ -57,9 +57,9 @@ struct DownloadController: Sendable {
     }
 
     /// The bytes. For `HEAD` too: the server sends the headers with this body's length and no
-    /// body (a file range costs a descriptor, not a read).
+    /// body (a file range costs a descriptor, a streamed body nothing: it is never pulled).
     private func body(_ object: StoredObject, _ range: Range<Int64>?, _ request: Request) async throws -> Response.Body {
-        try await ObjectDownload(store: blobs).body(for: object, range: range)
+        try await ObjectDownload(store: blobs).body(for: object, range: range, prime: request.method != .head)
     }
 
     /// Checks the private-download token.

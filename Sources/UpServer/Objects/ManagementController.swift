@@ -81,9 +81,8 @@ struct ManagementController: Sendable {
         else { throw UpError(.badRequest, detail: "bad EncodedEntryURI") }
         try ObjectKeyRule.check(key)
         let object = try await manager.object(.init(bucket: entry.bucket, key: key))
-        // A failure to read is the boundary's: a full disk (a large multi-segment object is
-        // joined in a scratch file on the data disk, `ObjectDownload`) is the retryable 503 an
-        // upload gets, anything else a logged 599.
+        // A failure to read before the head is the boundary's (`ObjectDownload`): a store that
+        // does not answer is the retryable 503, anything else a logged 599.
         let body = try await ObjectDownload(store: blobs).body(for: object, range: nil)
         return Response(
             status: 200,

@@ -2,41 +2,56 @@ import HTTPKit
 
 /// Builds the body of a download (`GET /download/…`, `GET /dl/…`) from an object's segments (its
 /// manifest, see `StoredObject`), whole or one byte range, keeping memory bounded whatever the
-/// object's size:
+/// object's size and writing nothing to a local disk:
 ///
-/// - a store that can serve file ranges (`ByteRangeServing`): when the bytes lie in one segment
-///   (every form upload, every v1 object ≤ 4 MiB, every v2 object of one part, most ranges) the
-///   store hands them as one file range (disk: the blob's file, zero copies; S3: just those
-///   bytes, spooled); bytes across several segments are joined by the store when they total more
-///   than ``inMemoryLimit``;
-/// - otherwise, and for small spans of several segments: read into memory.
+/// - bytes within one segment of a store that serves file ranges (`ByteRangeServing`, the disk:
+///   every form upload, every v1 object ≤ 4 MiB, every v2 object of one part, most ranges) are
+///   that blob's file range, sent with sendfile;
+/// - spans of at most ``inMemoryLimit`` bytes otherwise are read into memory;
+/// - anything else streams from the store while it is sent (`Response.Body.stream` over a
+///   `SegmentReader`: S3 ranged GETs, or disk blobs one after the other), at most about 2 MiB
+///   in memory per download.
+///
+/// A streamed body reads its first piece before the response is given, so a blob missing at the
+/// start still answers with the boundary's status; a store failing later cuts the connection
+/// mid-body (the client sees fewer bytes than `Content-Length`, `ResponseBodySource`).
 struct ObjectDownload: Sendable {
-    /// Largest span of several segments read into memory.
-    static let inMemoryLimit: Int64 = 8 << 20
+    /// Largest span not in one local file that is read into memory rather than streamed.
+    static let inMemoryLimit: Int64 = 1 << 20
 
     let store: any BlockStore
 
     /// The response body for `range` of `object` (all of it when `nil`; a range must lie within
-    /// `0..<object.fsize`).
+    /// `0..<object.fsize`). `prime: false` (a `HEAD`, which sends no body) skips reading the
+    /// first piece of a streamed body.
     ///
-    /// - Throws: `BlockStoreError` for a missing or short blob (the boundary answers 599); a full
-    ///   disk for the scratch file (503).
-    func body(for object: StoredObject, range: Range<Int64>?) async throws -> Response.Body {
+    /// - Throws: `BlockStoreError` for a missing or short blob (the boundary answers 599); the
+    ///   store's own errors (S3 unavailable: 503).
+    func body(for object: StoredObject, range: Range<Int64>?, prime: Bool = true) async throws -> Response.Body {
         let wanted = range ?? 0..<object.fsize
         if wanted.isEmpty || object.segments.isEmpty { return .bytes([]) }
         let segments = object.segments
         let pieces = try Segment.pieces(of: wanted, in: segments)
-        let length = wanted.count
-        if let ranges = store as? any ByteRangeServing, pieces.count == 1 || Int64(length) > Self.inMemoryLimit {
-            let joined = try await BlockingWork.run { try ranges.fileRange(joining: segments, range: wanted) }
-            return .file(descriptor: joined.descriptor, offset: joined.offset, length: joined.length)
+        if let ranges = store as? any ByteRangeServing, pieces.count == 1 {
+            let (blob, inner) = pieces[0]
+            let file = try await BlockingWork.run { try ranges.fileRange(of: blob, range: inner) }
+            return .file(descriptor: file.descriptor, offset: file.offset, length: file.length)
         }
-        let store = self.store
-        return try await BlockingWork.run {
+        let reader = try SegmentReader(store: store, segments: segments, range: wanted)
+        if Int64(wanted.count) <= Self.inMemoryLimit {
             var bytes: [UInt8] = []
-            bytes.reserveCapacity(length)
-            for (blob, inner) in pieces { bytes += try store.read(blob, range: inner) }
+            bytes.reserveCapacity(wanted.count)
+            while let piece = try await reader.next() { bytes += piece }
             return .bytes(bytes)
         }
+        if prime { try await reader.prime() }
+        return .stream(length: UInt64(wanted.count), source: StreamedDownload(reader: reader))
     }
+}
+
+/// A `SegmentReader` as the source of a streamed response body.
+private struct StreamedDownload: ResponseBodySource {
+    let reader: SegmentReader
+    func next() async throws -> [UInt8]? { try await reader.next() }
+    func cancel() { reader.cancel() }
 }

@@ -62,6 +62,12 @@ public protocol BlockStore: Sendable {
     /// - Throws: `BlockStoreError.notFound`, `.outOfRange`, `.io`, or what `body` throws.
     func forEachChunk(of blob: BlobID, range: Range<Int64>?, size: Int, _ body: ([UInt8]) throws -> Void) throws
 
+    /// Reads `range` of the blob in pieces of at most `size` bytes as the caller pulls them,
+    /// without blocking the caller's thread: how a download streams from the store
+    /// (`SegmentReader`). Nothing is read before the first `next()`. The default reads slices
+    /// with ``read(_:range:)`` off the cooperative pool; `S3BlockStore` streams ranged GETs.
+    func pieceReader(of blob: BlobID, range: Range<Int64>, size: Int) -> any BlobPieceReader
+
     /// Deletes the blob. Removing a blob that does not exist is not an error (sweeps repeat).
     ///
     /// - Throws: `BlockStoreError.io`.

@@ -1,16 +1,15 @@
-/// A blob store that can hand bytes to the HTTP server as a range of an open file, so a download
-/// is served without copying it through memory: the capability `ObjectDownload` asks for, instead
-/// of knowing any store's type. `FileBlockStore` has it; a store without it (in memory, or S3 —
-/// which would rather redirect or stream) is read through `BlockStore.read`.
+/// A blob store that can hand a blob's bytes to the HTTP server as a range of an open file, so a
+/// download within one blob is sent with sendfile, no copy through memory: the capability
+/// `ObjectDownload` asks for, instead of knowing any store's type. `FileBlockStore` has it; a
+/// store without it (in memory, S3), and any range across several blobs, is streamed
+/// (`SegmentReader`).
 public protocol ByteRangeServing: BlockStore {
-    /// `range` of the bytes of `segments` joined in order, as one range of an open file the
-    /// caller then owns (and must close, or hand to the server, which closes it). The returned
-    /// range holds exactly `range.count` bytes.
+    /// `range` of `blob`, as one range of an open file the caller then owns (and must close, or
+    /// hand to the server, which closes it). The returned range holds exactly `range.count`
+    /// bytes.
     ///
-    /// - Throws: `BlockStoreError` for a missing or short blob, or a `range` outside the
-    ///   segments; `UpError(.insufficientStorage)` when joining needs scratch space the disk
-    ///   does not have.
-    func fileRange(joining segments: [Segment], range: Range<Int64>) throws -> FileRange
+    /// - Throws: `BlockStoreError` for a missing blob or one shorter than `range`.
+    func fileRange(of blob: BlobID, range: Range<Int64>) throws -> FileRange
 }
 
 /// A range of an open file: what `ByteRangeServing` hands out.

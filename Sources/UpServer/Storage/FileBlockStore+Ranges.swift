@@ -1,20 +1,16 @@
 public import Foundation
 
 extension FileBlockStore: ByteRangeServing {
-    /// `<dataDir>/tmp`: the blob directory's sibling, on the same disk (not a possibly RAM-backed
-    /// /tmp). Scratch files are unlinked as soon as they are open; `UpServer.open` empties it at
-    /// startup of what a crash left.
+    /// `<dataDir>/tmp`: the blob directory's sibling, where earlier versions joined downloads of
+    /// several blobs in scratch files (they stream now, `SegmentReader`); `UpServer.open` still
+    /// empties it at startup of what a crash of such a version left.
     public var scratchDirectory: URL {
         directory.deletingLastPathComponent().appendingPathComponent("tmp", isDirectory: true)
     }
 
-    /// See `ByteRangeServing.fileRange(joining:range:)`: a range within one blob is that blob's
-    /// file itself (zero copies); one across several is concatenated into an unlinked scratch
-    /// file (`BlockStore.spool(_:range:in:)`).
-    public func fileRange(joining segments: [Segment], range: Range<Int64>) throws -> FileRange {
-        let pieces = try Segment.pieces(of: range, in: segments)
-        if pieces.count == 1 { return try Self.range(pieces[0].1, of: url(of: pieces[0].0)) }
-        return try spool(segments, range: range, in: scratchDirectory)
+    /// See `ByteRangeServing.fileRange(of:range:)`: the blob's file itself (zero copies).
+    public func fileRange(of blob: BlobID, range: Range<Int64>) throws -> FileRange {
+        try Self.range(range, of: url(of: blob))
     }
 
     /// `range` of `file`, as a descriptor of its own.

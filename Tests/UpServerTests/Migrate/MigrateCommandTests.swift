@@ -216,7 +216,7 @@ struct MigrateCommandTests {
             #expect(await node.managed(.get, "/stat/" + Self.entry(key)).text == stats[key], "\(key)")
             let download = await node.managed(.get, "/download/" + Self.entry(key))
             #expect(download.status == 200, "\(key)")
-            #expect(try Self.body(download) == files[key], "\(key)")
+            #expect(try await Self.body(download) == files[key], "\(key)")
             let hash = try #require(try JSONSerialization.jsonObject(with: Data(stats[key]!.utf8)) as? [String: Any])["hash"]
             #expect(download.headers["ETag"] == "\"\(hash as? String ?? "")\"")
             #expect(try await Self.sdkEtag(files[key]!, root) == hash as? String, "\(key)")
@@ -260,7 +260,7 @@ struct MigrateCommandTests {
     }
 
     /// A response's body, in memory or (a download from S3 spools) a file range.
-    static func body(_ response: Response) throws -> [UInt8] { try response.contents() }
+    static func body(_ response: Response) async throws -> [UInt8] { try await response.contents() }
 
     /// The official Python SDK's `qiniu.etag` of `bytes`.
     static func sdkEtag(_ bytes: [UInt8], _ root: TemporaryDirectory) async throws -> String {
@@ -273,11 +273,20 @@ struct MigrateCommandTests {
 }
 
 extension Response {
-    /// The body, read from its file when it is one (the descriptor is closed).
-    func contents() throws -> [UInt8] {
-        guard case .file(let descriptor, let offset, let length) = body else { return bodyBytes }
-        let handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
-        try handle.seek(toOffset: offset)
-        return Array(try handle.read(upToCount: Int(length)) ?? Data())
+    /// The body: read from its file when it is one (the descriptor is closed), pulled from its
+    /// source when it streams (an S3 download of more than a MiB).
+    func contents() async throws -> [UInt8] {
+        switch body {
+        case .bytes(let bytes): return bytes
+        case .file(let descriptor, let offset, let length):
+            let handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
+            try handle.seek(toOffset: offset)
+            return Array(try handle.read(upToCount: Int(length)) ?? Data())
+        case .stream(let length, let source):
+            var bytes: [UInt8] = []
+            while let piece = try await source.next() { bytes += piece }
+            #expect(bytes.count == Int(length))
+            return bytes
+        }
     }
 }

@@ -34,7 +34,7 @@ func s3BlockStore(_ directory: TemporaryDirectory, bucket: String = SeaweedFS.un
         requestTimeout: .seconds(20), transferTimeout: .seconds(60))
     let client = try S3Client(settings: settings, transport: try CurlTransport())
     try? await client.createBucket()
-    return S3BlockStore(client: client, scratchDirectory: directory.url.appendingPathComponent("tmp"))
+    return S3BlockStore(client: client)
 }
 
 /// The `BlockStore` contract: disk, memory and S3 (SeaweedFS).
@@ -175,24 +175,40 @@ struct BlockStoreContractTests {
             }
             return (segments, expected)
         }
-        guard let ranges = store as? any ByteRangeServing else { return }  // memory: read() only
         // The whole object, a range inside one chunk object, one across chunks of one blob, one
-        // across all three blobs, the last byte.
+        // across all three blobs, the last byte; pieces of 128 bytes, so a blob gives several.
         let total = Int64(expected.count)
         for wanted in [0..<total, 10..<20, 250..<650, 650..<1450, (total - 1)..<total] {
-            let range = try await BlockingIO.run { try ranges.fileRange(joining: segments, range: wanted) }
-            let handle = FileHandle(fileDescriptor: range.descriptor, closeOnDealloc: true)
-            let size = try handle.seekToEnd()
-            try handle.seek(toOffset: range.offset)
-            #expect(range.length == UInt64(wanted.count), "\(wanted)")
-            #expect(Array(try handle.read(upToCount: Int(range.length)) ?? Data()) == Array(expected[Int(wanted.lowerBound)..<Int(wanted.upperBound)]))
-            // Only the blob's own file (disk, one blob) holds more than the range: a spool copies the range alone.
-            let inOneBlob = [0..<700, 700..<1401, 1401..<total].contains { $0.lowerBound <= wanted.lowerBound && wanted.upperBound <= $0.upperBound }
-            let ownFile = kind == .disk && inOneBlob
-            if !ownFile { #expect(size == UInt64(wanted.count) && range.offset == 0, "\(wanted): \(size) bytes spooled") }
+            let reader = try SegmentReader(store: store, segments: segments, range: wanted, pieceSize: 128)
+            var streamed: [UInt8] = []
+            while let piece = try await reader.next() {
+                #expect(!piece.isEmpty && piece.count <= 128, "\(wanted)")
+                streamed += piece
+            }
+            #expect(streamed == Array(expected[Int(wanted.lowerBound)..<Int(wanted.upperBound)]), "\(wanted)")
         }
+        #expect(throws: BlockStoreError.self) { _ = try SegmentReader(store: store, segments: segments, range: 0..<(total + 1)) }
+        // A segment longer than its blob: the reader fails instead of ending short.
+        let long = [Segment(blob: segments[0].blob, length: segments[0].length + 5)]
         await #expect(throws: BlockStoreError.self) {
-            try await BlockingIO.run { _ = try ranges.fileRange(joining: segments, range: 0..<(total + 1)) }
+            let reader = try SegmentReader(store: store, segments: long, range: 0..<(segments[0].length + 5))
+            while try await reader.next() != nil {}
+        }
+        // A cancelled reader stops.
+        let cancelled = try SegmentReader(store: store, segments: segments, range: 0..<total, pieceSize: 128)
+        _ = try await cancelled.next()
+        cancelled.cancel()
+        await #expect(throws: CancellationError.self) { _ = try await cancelled.next() }
+
+        guard let ranges = store as? any ByteRangeServing else { return }  // memory, S3: streamed only
+        // A range within one blob is that blob's own file.
+        let range = try await BlockingIO.run { try ranges.fileRange(of: segments[1].blob, range: 5..<600) }
+        let handle = FileHandle(fileDescriptor: range.descriptor, closeOnDealloc: true)
+        try handle.seek(toOffset: range.offset)
+        #expect(range.length == 595)
+        #expect(Array(try handle.read(upToCount: 595) ?? Data()) == Array(expected[705..<1300]))
+        await #expect(throws: BlockStoreError.self) {
+            try await BlockingIO.run { _ = try ranges.fileRange(of: segments[0].blob, range: 0..<701) }
         }
     }
 }

@@ -1,4 +1,3 @@
-public import Foundation
 import HTTPTransport
 public import ObjectStorage
 import Synchronization
@@ -34,17 +33,15 @@ import Synchronization
 public final class S3BlockStore: BlockStore {
     /// The bucket's client.
     public let client: S3Client
-    /// Where downloads of several segments are joined (``fileRange(joining:range:)``).
-    let scratchDirectory: URL
     /// Blobs ``create()`` made whose first append has not run yet: they hold only the empty
     /// chunk at offset 0. Forgetting one only costs a LIST; past ``freshLimit`` all are forgotten.
     private let fresh = Mutex(Set<BlobID>())
     private static let freshLimit = 4096
 
-    /// A store in `client`'s bucket; downloads spool through `scratchDirectory`.
-    public init(client: S3Client, scratchDirectory: URL = FileManager.default.temporaryDirectory) {
+    /// A store in `client`'s bucket. Downloads stream from it (``pieceReader(of:range:size:)``):
+    /// nothing is staged on a local disk.
+    public init(client: S3Client) {
         self.client = client
-        self.scratchDirectory = scratchDirectory
     }
 
     /// The HTTP client the store talks to S3 with: libcurl, no per-host cap (every upload in
@@ -67,20 +64,22 @@ public final class S3BlockStore: BlockStore {
 
     /// The blob's chunks as S3 lists them, in offset order; empty if the blob does not exist.
     func chunks(of blob: BlobID) throws -> [S3BlobChunk] {
-        let client = self.client
+        try BlockingAsync.run { try await self.listChunks(of: blob) }
+    }
+
+    /// ``chunks(of:)`` for an async caller (`S3RangeReader`).
+    func listChunks(of blob: BlobID) async throws -> [S3BlobChunk] {
         let prefix = "\(Self.prefix)\(blob.hex)/"
-        return try BlockingAsync.run {
-            var chunks: [S3BlobChunk] = []
-            var token: String?
-            repeat {
-                let page = try await client.listObjects(prefix: prefix, continuationToken: token)
-                chunks += page.objects.compactMap { object in
-                    Int64(object.key.dropFirst(prefix.count)).map { S3BlobChunk(key: object.key, offset: $0, size: object.size) }
-                }
-                token = page.continuationToken
-            } while token != nil
-            return chunks.sorted { $0.offset < $1.offset }
-        }
+        var chunks: [S3BlobChunk] = []
+        var token: String?
+        repeat {
+            let page = try await client.listObjects(prefix: prefix, continuationToken: token)
+            chunks += page.objects.compactMap { object in
+                Int64(object.key.dropFirst(prefix.count)).map { S3BlobChunk(key: object.key, offset: $0, size: object.size) }
+            }
+            token = page.continuationToken
+        } while token != nil
+        return chunks.sorted { $0.offset < $1.offset }
     }
 
     /// The chunks of an existing blob and its length: the contiguous chain from offset 0.
