@@ -75,13 +75,15 @@ public final class BlockingThreadPool: @unchecked Sendable {
 
     private func startThread() {
         let thread = Thread { [self] in serve() }
-        thread.name = name
         thread.stackSize = stackSize
         thread.start()
     }
 
     /// A thread's life: take jobs in order; end after ``idleTimeout`` with none.
     private func serve() {
+        // Named from inside: on Linux a new thread inherits its creator's name (a cooperative
+        // pool thread's), and Foundation applies a name set before `start()` only on Darwin.
+        Thread.current.name = name
         condition.lock()
         starting -= 1
         while true {
