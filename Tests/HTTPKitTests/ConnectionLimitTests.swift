@@ -61,8 +61,10 @@ struct ConnectionLimitTests {
             #expect(outcome.reply.isEmpty)
             #expect(outcome.seconds < 5, "cut after \(outcome.seconds) s")
             // The last bytes and the FIN arrive together, which MHD misses on its own (without the
-            // watchdog this waits 20 s and more).
-            #expect(server.abandonedBodies == 1)
+            // watchdog this waits 20 s and more, and `seconds < 5` fails). On a loaded machine they
+            // may arrive apart and MHD sees the FIN itself (a clean-clone scripts/test run did):
+            // then the watchdog has nothing to cut.
+            #expect(server.abandonedBodies <= 1)
             #expect(try await fetch(port, "GET", "/ok").status == 200)
             _ = logs
         }
