@@ -17,7 +17,7 @@ struct ObjectKeyRuleTests {
         #expect(UpError.Code.invalidKey.status == 400)
     }
 
-    @Test func everyDecoderAppliesIt() {
+    @Test func everyDecoderAppliesIt() throws {
         let nul = URLSafeBase64.encode("a\u{0}b".utf8)
         let tooLong = URLSafeBase64.encode((Self.longest + "k").utf8)
         for key in [nul, tooLong] {
@@ -26,6 +26,9 @@ struct ObjectKeyRuleTests {
         }
         let entry = URLSafeBase64.encode("b:a\u{0}b".utf8)
         #expect(throws: UpError(.invalidKey)) { try ManagementCommand.parse("/stat/\(entry)") }
+        // The entry decoder `/download` shares with the commands.
+        #expect(throws: UpError(.invalidKey)) { try ManagementCommand.Entry(encoded: entry) }
+        #expect(try ManagementCommand.Entry(encoded: URLSafeBase64.encode("b:k".utf8)) == .init(bucket: "b", key: "k"))
         #expect(throws: UpError(.invalidKey)) { try RsMkfilePath.parse("/rs-mkfile/\(entry)/fsize/5") }
         #expect(throws: Never.self) { try MultipartPath.parse("/buckets/b/objects/\(URLSafeBase64.encode(Self.longest.utf8))/uploads") }
     }

@@ -41,6 +41,19 @@ public enum ManagementCommand: Sendable, Equatable {
             self.bucket = bucket
             self.key = key
         }
+
+        /// The entry an `EncodedEntryURI` path segment names: the one decoder of management
+        /// paths (commands and `/download`).
+        ///
+        /// - Throws: `UpError(.badRequest)` when it is not one or has no key;
+        ///   `UpError(.invalidKey)` when the key breaks ``ObjectKeyRule``.
+        public init(encoded text: String) throws(UpError) {
+            guard let (bucket, key) = EncodedEntryURI.decode(text), let key else {
+                throw UpError(.badRequest, detail: "bad EncodedEntryURI")
+            }
+            try ObjectKeyRule.check(key)
+            self.init(bucket: bucket, key: key)
+        }
     }
 
     /// The verbs, as the first path segment names them.
@@ -58,7 +71,7 @@ public enum ManagementCommand: Sendable, Equatable {
         guard let verb = segments.first, verbs.contains(verb), segments.count >= 2 else {
             throw UpError(.badRequest, detail: "unknown operation \(segments.first ?? "")")
         }
-        let entry = try Self.entry(segments[1])
+        let entry = try Entry(encoded: segments[1])
         let rest = Array(segments.dropFirst(2))
         switch verb {
         case "stat", "delete":
@@ -66,7 +79,7 @@ public enum ManagementCommand: Sendable, Equatable {
             return verb == "stat" ? .stat(entry) : .delete(entry)
         case "move", "copy":
             guard let target = rest.first else { throw UpError(.badRequest, detail: "\(verb) needs a destination") }
-            let destination = try Self.entry(target)
+            let destination = try Entry(encoded: target)
             let force: Bool
             switch Array(rest.dropFirst()) {
             case []: force = false
@@ -117,14 +130,5 @@ public enum ManagementCommand: Sendable, Equatable {
     private static func isMetaName(_ name: Substring) -> Bool {
         !name.isEmpty && name.utf8.count <= 50
             && name.utf8.allSatisfy { $0 == 0x2D || $0 == 0x5F || (0x30...0x39).contains($0) || (0x41...0x5A).contains($0) || (0x61...0x7A).contains($0) }
-    }
-
-    /// An entry segment with a key.
-    private static func entry(_ text: String) throws(UpError) -> Entry {
-        guard let (bucket, key) = EncodedEntryURI.decode(text), let key else {
-            throw UpError(.badRequest, detail: "bad EncodedEntryURI")
-        }
-        try ObjectKeyRule.check(key)
-        return Entry(bucket: bucket, key: key)
     }
 }

@@ -76,11 +76,8 @@ struct ManagementController: Sendable {
     /// `GET /download/<EncodedEntryURI>`.
     func download(_ request: Request) async throws -> Response {
         _ = try authenticator.authenticate(request, now: clock.unixSeconds)
-        guard let encoded = request.parameters["entry"], let entry = EncodedEntryURI.decode(encoded),
-            let key = entry.key
-        else { throw UpError(.badRequest, detail: "bad EncodedEntryURI") }
-        try ObjectKeyRule.check(key)
-        let object = try await manager.object(.init(bucket: entry.bucket, key: key))
+        guard let encoded = request.parameters["entry"] else { throw UpError(.badRequest, detail: "bad EncodedEntryURI") }
+        let object = try await manager.object(try ManagementCommand.Entry(encoded: encoded))
         // A failure to read before the head is the boundary's (`ObjectDownload`): a store that
         // does not answer is the retryable 503, anything else a logged 599.
         let body = try await ObjectDownload(store: blobs).body(for: object, range: nil)
