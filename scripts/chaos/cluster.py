@@ -9,8 +9,9 @@ through the official SDK (`put_data`, `put_file` v1 / v2 with a resume recorder)
 
 Checks: every upload finished with the etag the official SDK computes (`qiniu.etag`; v2 in 4 MiB
 parts is the same hash); each object downloads byte-exact from EACH up-server directly; exactly one
-biz-server record per upload with that hash; exactly one verified 2xx webhook delivery per record
-(a receiver in the suite, `standardwebhooks` verifies each); the outbox has nothing pending or
+biz-server record per upload with that hash; each record's webhook received (a receiver in the
+suite, `standardwebhooks` verifies each) under the record's id as webhook-id, redeliveries after a
+kill carrying the same id (at least once; the app keeps the first of each id); the outbox has nothing pending or
 failed; every object in the index downloads whole (no row without its blob); after the grace period
 (`orphanGraceSeconds` 2) and POST /admin/sweep, no object in the S3 bucket that the index does not
 name.
@@ -239,11 +240,18 @@ def check_all(suite, cluster, receiver, uploads):
     for a in attempts:
         if a["verified"] and a["status"] == 204:
             per_id.setdefault(a["id"], []).append(a["key"])
+    # Webhooks are at least once (Standard Webhooks): a biz-server killed after the receiver's 204
+    # and before it recorded the delivery leaves the claim to expire, and another instance sends
+    # the same message again under the same webhook-id, which is how the app recognises it. So
+    # the app receives each record's event once when it keeps the first of each webhook-id:
+    # every record has verified deliveries, all of them its own key; repeats are counted.
     wrong = [f"{r['key']}: {len(per_id.get(r['id'], []))}" for r in records
-             if len(per_id.get(r["id"], [])) != 1 or per_id[r["id"]][0] != r["key"]]
+             if not per_id.get(r["id"]) or set(per_id[r["id"]]) != {r["key"]}]
+    repeated = {r["key"]: len(per_id[r["id"]]) for r in records if len(per_id.get(r["id"], [])) > 1}
     unverified = [a for a in attempts if not a["verified"]]
-    suite.check(f"exactly one verified webhook delivery per record, received by the app ({len(records) - len(wrong)}/"
-                f"{len(records)}; {len(attempts)} requests; wrong: {wrong[:3]})", records and not wrong)
+    suite.check(f"each record's event received by the app once per webhook-id ({len(records) - len(wrong)}/"
+                f"{len(records)}; {len(attempts)} requests; redelivered after a kill under the same id: "
+                f"{repeated or 'none'}; wrong: {wrong[:3]})", records and not wrong)
     suite.check(f"every webhook request verified by standardwebhooks ({len(unverified)} not)", not unverified)
     suite.check(f"no webhook for a record that does not exist ({sorted(set(per_id) - {r['id'] for r in records})[:3]})",
                 set(per_id) <= {r["id"] for r in records})
