@@ -110,10 +110,22 @@ public struct Logger: Sendable {
         line.append(UInt8(ascii: ":"))
         switch value {
         case .string(let s): JSONText.appendString(s, to: &line)
-        case .int(let i): line.append(contentsOf: String(i).utf8)
+        case .int(let i): appendDecimal(i, to: &line)
         case .double(let d): line.append(contentsOf: (d.isFinite ? String(d) : "null").utf8)
         case .bool(let b): line.append(contentsOf: (b ? "true" : "false").utf8)
         }
+    }
+
+    /// Writes `value`'s decimal digits straight into the line (no `String` per number).
+    private static func appendDecimal(_ value: Int64, to line: inout [UInt8]) {
+        if value < 0 { line.append(UInt8(ascii: "-")) }
+        var magnitude = value.magnitude
+        let start = line.count
+        repeat {
+            line.append(UInt8(ascii: "0") + UInt8(truncatingIfNeeded: magnitude % 10))
+            magnitude /= 10
+        } while magnitude > 0
+        line[start...].reverse()
     }
 
     /// Wall-clock milliseconds since 1970, rounded down.

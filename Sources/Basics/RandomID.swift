@@ -1,28 +1,52 @@
-/// Random identifiers made of URL-safe characters (`[A-Za-z0-9_-]`), e.g. request and trace ids.
+import Synchronization
+
+/// Random identifiers made of URL-safe characters (`[A-Za-z0-9_-]`): request, trace and message
+/// ids, which must be unique and evenly spread, and are not secrets (they appear in response
+/// headers and logs). Never use them where guessing one would matter.
 ///
-/// Not secrets, so the system generator suffices. Each call to it is a `getrandom` system call
-/// and yields 64 bits, which cover ten 6-bit characters, so a 16-character id costs two calls
-/// (drawing a call per character made id generation a visible share of a request's CPU time).
+/// The bits come from SplitMix64 over a process-wide counter started at a random key drawn
+/// once from the system generator: no system call per id (drawing from the system generator
+/// each time made `getrandom` 4 of the 6 system calls of a token request, about 4 % of its
+/// CPU time). The mix is a bijection of the counter, so within a process two ids never share
+/// their first ten characters' source word.
 public enum RandomID {
     /// The 64 characters, indexed by 6 random bits.
     private static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
 
+    /// Where this process's sequence starts.
+    private static let key: UInt64 = {
+        var generator = SystemRandomNumberGenerator()
+        return generator.next()
+    }()
+
+    /// Words drawn so far.
+    private static let drawn = Atomic<UInt64>(0)
+
     /// `count` random URL-safe characters: 6 bits of randomness each.
     public static func urlSafe(count: Int) -> String {
-        var generator = SystemRandomNumberGenerator()
+        guard count > 0 else { return "" }
+        // Ten 6-bit characters per 64-bit word; take all of this id's words in one step.
+        let words = UInt64((count + 9) / 10)
+        var index = drawn.wrappingAdd(words, ordering: .relaxed).oldValue
         var bytes: [UInt8] = []
         bytes.reserveCapacity(count)
         var bits: UInt64 = 0
-        var charactersLeft = 0  // unused 6-bit groups in `bits`
-        for _ in 0..<count {
-            if charactersLeft == 0 {
-                bits = generator.next()
-                charactersLeft = 10
+        for position in 0..<count {
+            if position % 10 == 0 {
+                bits = mix(key &+ index &* 0x9E37_79B9_7F4A_7C15)
+                index &+= 1
             }
             bytes.append(alphabet[Int(truncatingIfNeeded: bits & 63)])
             bits >>= 6
-            charactersLeft -= 1
         }
         return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// SplitMix64's output function (Steele, Lea, Flood 2014): a bijection with full avalanche.
+    private static func mix(_ value: UInt64) -> UInt64 {
+        var z = value
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
     }
 }

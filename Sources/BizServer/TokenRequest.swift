@@ -34,9 +34,11 @@ struct TokenRequest: Sendable, Equatable {
         }
         guard case .object(let members) = json else { throw .invalidRequest("body must be a JSON object") }
         var request = TokenRequest()
-        var seen = Set<String>()
+        var seen: UInt8 = 0  // one bit per known member; any other name is refused below
         for (name, value) in members {
-            guard seen.insert(name).inserted else { throw .invalidRequest("duplicate member '\(name)'") }
+            let bit = memberBit(name)
+            guard seen & bit == 0 else { throw .invalidRequest("duplicate member '\(name)'") }
+            seen |= bit
             switch name {
             case "key": request.key = try string(value, name)
             case "fname": request.fname = try string(value, name)
@@ -74,6 +76,21 @@ struct TokenRequest: Sendable, Equatable {
             throw .invalidRequest("traceId must be 8…64 of [A-Za-z0-9_-]")
         }
         return request
+    }
+
+    /// A bit of its own for each member a body may have, 0 for any other name: the duplicate
+    /// check is a mask, not a set of strings to hash.
+    private static func memberBit(_ name: String) -> UInt8 {
+        switch name {
+        case "key": 1
+        case "fname": 2
+        case "mimeType": 4
+        case "traceId": 8
+        case "fsize": 16
+        case "exactSize": 32
+        case "vars": 64
+        default: 0
+        }
     }
 
     private static func string(_ value: JSONValue, _ name: String) throws(BizError) -> String? {

@@ -21,6 +21,14 @@ struct LoggerTests {
         #expect((object["ts"] as? String)?.hasSuffix("Z") == true)
     }
 
+    @Test(arguments: [0, 7, -7, 10, 200, -1_000_000, Int64.max, Int64.min])
+    func writesIntegersAsTheirDecimalDigits(value: Int64) throws {
+        let sink = LogSink.memory()
+        Logger(label: "test", sink: sink).info("n", ["n": .int(value)])
+        let line = try #require(sink.capturedLines.first)
+        #expect(line.hasSuffix("\"n\":\(value)}\n"))
+    }
+
     @Test func dropsLinesBelowTheMinimumLevel() {
         let sink = LogSink.memory()
         let log = Logger(label: "test", minimumLevel: .warning, sink: sink)

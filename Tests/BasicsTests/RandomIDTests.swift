@@ -17,6 +17,17 @@ struct RandomIDTests {
         // 32,000 characters: every one of the 64 appears (a stuck bit would leave half unused).
         #expect(Set(ids.joined().utf8).count == 64)
     }
+
+    @Test func idsDrawnOnManyThreadsAtOnceDoNotRepeat() async {
+        let ids = await withTaskGroup(of: [String].self) { group in
+            for _ in 0..<8 { group.addTask { (0..<5000).map { _ in RandomID.urlSafe(count: 16) } } }
+            return await group.reduce(into: []) { $0 += $1 }
+        }
+        #expect(ids.count == 40_000)
+        #expect(Set(ids).count == ids.count)
+        // The first ten characters come from one word each: those must not repeat either.
+        #expect(Set(ids.map { $0.prefix(10) }).count == ids.count)
+    }
 }
 
 extension UInt8 {

@@ -105,6 +105,8 @@ struct TokenControllerTests {
             (#"{"fsize":-1}"#, 400, "fsize must be a non-negative integer", "invalid_request"),
             (#"{"fsize":"5"}"#, 400, "fsize must be a non-negative integer", "invalid_request"),
             (#"{"filesize":5}"#, 400, "unknown member 'filesize'", "invalid_request"),
+            (#"{"key":"demo/a","key":"other/b"}"#, 400, "duplicate member 'key'", "invalid_request"),
+            (#"{"fsize":5,"vars":{},"fsize":9}"#, 400, "duplicate member 'fsize'", "invalid_request"),
             (#"{"vars":{"color":"red"}}"#, 400, "var names must look like x:name (x: then 1…64 of [A-Za-z0-9_-])", "invalid_request"),
             (#"{"vars":{"x:a":1}}"#, 400, "var 'x:a' must be a string without NUL", "invalid_request"),
             (#"{"traceId":"short"}"#, 400, "traceId must be 8…64 of [A-Za-z0-9_-]", "invalid_request"),

@@ -14,7 +14,9 @@ public enum ObjectKeyRule {
     /// Longest key, in UTF-8 bytes.
     public static let maxBytes = 750
 
-    /// Why `key` is not a valid key, or `nil` when it is one.
+    /// Why `key` is not a valid key, or `nil` when it is one (inlinable, like
+    /// ``ProtocolText/allows(_:)``, to be specialized where it is called).
+    @inlinable
     public static func violation(in key: some StringProtocol) -> String? {
         if key.utf8.count > maxBytes { return "key longer than \(maxBytes) bytes" }
         if !ProtocolText.allows(key) { return "key contains NUL" }
@@ -22,6 +24,7 @@ public enum ObjectKeyRule {
     }
 
     /// Whether `key` is a valid key.
+    @inlinable
     public static func allows(_ key: some StringProtocol) -> Bool { violation(in: key) == nil }
 
     /// Checks `key`.

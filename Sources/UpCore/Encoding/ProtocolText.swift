@@ -6,6 +6,9 @@
 /// failing a write after the bytes are stored. Keys have their own, stricter ``ObjectKeyRule``.
 public enum ProtocolText {
     /// Whether `text` may be stored: it holds no NUL.
+    /// Inlinable so that callers get it specialized for `String`: the unspecialized walk of
+    /// `utf8` costs a protocol call per byte, a visible share of a token request.
+    @inlinable
     public static func allows(_ text: some StringProtocol) -> Bool { !text.utf8.contains(0) }
 
     /// Checks `text`, the value of `field`.
