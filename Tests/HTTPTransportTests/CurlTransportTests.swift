@@ -182,6 +182,40 @@ import Testing
         }
     }
 
+    /// RFC 9110 §5.5: optional whitespace around a field value is not part of it, and an
+    /// obsolete folded line continues the previous value.
+    @Test func headerValuesLoseTheSpacesAndTabsAroundThem() async throws {
+        let reply = "HTTP/1.1 200 OK\r\nX-Spaced:  \t a \t b\t  \r\nX-Bare:c\r\nX-Folded: d\r\n \t e \r\n"
+            + "X-Empty: \t \r\nContent-Length: 2\r\nConnection: close\r\n\r\nok"
+        let (ports, announce) = AsyncStream<Int>.makeStream()
+        let server = Task {
+            try await BlockingIO.run {
+                let listener = try TCPListener()
+                defer { listener.close() }
+                announce.yield(listener.port)
+                let connection = try listener.accept()
+                var request: [UInt8] = []
+                while !request.suffix(4).elementsEqual("\r\n\r\n".utf8) {
+                    let bytes = try connection.read()
+                    if bytes.isEmpty { break }
+                    request += bytes
+                }
+                try connection.write(Array(reply.utf8))
+                connection.close()
+            }
+        }
+        var iterator = ports.makeAsyncIterator()
+        let port = try #require(await iterator.next())
+        let response = try await TransportUnderTest.curl.make().send(
+            TransportRequest(method: "GET", url: "http://127.0.0.1:\(port)/ows"))
+        try await server.value
+        #expect(response[header: "X-Spaced"] == "a \t b")
+        #expect(response[header: "X-Bare"] == "c")
+        #expect(response[header: "X-Folded"] == "d e")
+        #expect(response[header: "X-Empty"] == "")
+        #expect(response.text == "ok")
+    }
+
     @Test(arguments: TransportUnderTest.allCases)
     func slowHandlerPastTheTimeoutIsTimeout(_ kind: TransportUnderTest) async throws {
         let transport = try kind.make()
