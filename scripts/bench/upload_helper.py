@@ -15,6 +15,10 @@
                                                    4 MiB reads; prints "<cpu seconds>"
     upload_helper.py floor-v2 FILE                 v2's own floor: SHA-1 + MD5 (both OpenSSL) the same
                                                    way, what a v2 upload of 4 MiB parts requires
+    upload_helper.py floor-write FILE DIR          the write floor: CPU seconds (user + system) of
+                                                   storing FILE as a new file in DIR the way a server
+                                                   must, 4 MiB written then fsync'ed at a time; the
+                                                   file is removed afterwards
 
 AK/SK are the development pair of Config/up-server.json.
 """
@@ -67,6 +71,26 @@ def hash_floor(path, check):
     return time.process_time() - start
 
 
+def write_floor(path, directory):
+    """CPU seconds (this process's user + system time) of writing PATH's bytes to a new file in
+    DIRECTORY in 4 MiB pieces, each made durable with fsync before the next, as a server does
+    before it acknowledges a block. Reading PATH is kept out of the count: on a VM, the kernel's
+    copy into fresh page-cache pages can cost several times the hashing, and it is part of any
+    server's job, not of ours alone."""
+    buffer = bytearray(4 << 20)
+    view = memoryview(buffer)
+    target = os.path.join(directory, f"write-floor-{os.getpid()}.bin")
+    spent = 0.0
+    with open(path, "rb", buffering=0) as source, open(target, "wb", buffering=0) as sink:
+        while n := source.readinto(buffer):
+            start = time.process_time()
+            sink.write(view[:n])
+            os.fsync(sink.fileno())
+            spent += time.process_time() - start
+    os.unlink(target)
+    return spent
+
+
 def main():
     if len(sys.argv) < 2:
         die("no command")
@@ -102,6 +126,8 @@ def main():
         print(f"{hash_floor(args[0], zlib.crc32):.3f}")
     elif command == "floor-v2":
         print(f"{hash_floor(args[0], lambda piece: hashlib.md5(piece).digest()):.3f}")
+    elif command == "floor-write":
+        print(f"{write_floor(args[0], args[1]):.3f}")
     else:
         die(f"unknown command {command}")
 
