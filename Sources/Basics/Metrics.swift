@@ -4,8 +4,8 @@ import Synchronization
 /// A small Prometheus metrics registry: counters, gauges and histograms with labels, rendered in
 /// the text exposition format (version 0.0.4) for `GET /metrics`.
 ///
-/// Families are declared once with their help text; samples are keyed by label values. Updates
-/// take one short lock, cheap next to a request's I/O.
+/// Families are declared once with their help text; samples are keyed by label values. An
+/// update takes its family's own short lock.
 ///
 /// ```swift
 /// let metrics = Metrics()
@@ -25,21 +25,31 @@ public final class Metrics: Sendable {
         var histograms: [[String]: (counts: [UInt64], sum: Double, count: UInt64)] = [:]
     }
 
-    private let state = Mutex<(order: [String], families: [String: Family])>(([], [:]))
+    /// One family and its lock: an update locks its own family only, so two requests updating
+    /// different families (or a render) never wait for each other, and no family name is hashed.
+    fileprivate final class Cell: Sendable {
+        let name: String
+        let family: Mutex<Family>
+        init(name: String, family: Family) {
+            self.name = name
+            self.family = Mutex(family)
+        }
+    }
+
+    /// The families in declaration order, and by name.
+    private let cells = Mutex<(order: [Cell], byName: [String: Cell])>(([], [:]))
 
     /// Creates an empty registry.
     public init() {}
 
     /// Declares (or returns the existing) counter family `name`.
     public func counter(_ name: String, _ help: String, labels: [String] = []) -> Counter {
-        declare(name, Family(kind: .counter, help: help, labelNames: labels, buckets: []))
-        return Counter(registry: self, name: name)
+        Counter(cell: declare(name, Family(kind: .counter, help: help, labelNames: labels, buckets: [])))
     }
 
     /// Declares (or returns the existing) gauge family `name`.
     public func gauge(_ name: String, _ help: String, labels: [String] = []) -> Gauge {
-        declare(name, Family(kind: .gauge, help: help, labelNames: labels, buckets: []))
-        return Gauge(registry: self, name: name)
+        Gauge(cell: declare(name, Family(kind: .gauge, help: help, labelNames: labels, buckets: [])))
     }
 
     /// Declares (or returns the existing) histogram family `name` with upper bounds `buckets`.
@@ -49,36 +59,35 @@ public final class Metrics: Sendable {
         labels: [String] = [],
         buckets: [Double] = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
     ) -> Histogram {
-        declare(name, Family(kind: .histogram, help: help, labelNames: labels, buckets: buckets.sorted()))
-        return Histogram(registry: self, name: name)
+        Histogram(cell: declare(name, Family(kind: .histogram, help: help, labelNames: labels, buckets: buckets.sorted())))
     }
 
-    private func declare(_ name: String, _ family: Family) {
-        state.withLock { state in
-            guard state.families[name] == nil else { return }
-            state.order.append(name)
-            state.families[name] = family
+    private func declare(_ name: String, _ family: Family) -> Cell {
+        cells.withLock { cells in
+            if let existing = cells.byName[name] { return existing }
+            let cell = Cell(name: name, family: family)
+            cells.order.append(cell)
+            cells.byName[name] = cell
+            return cell
         }
     }
 
     // Both update the family in place: copying it out and back (as `var family = …` would)
     // leaves its dictionaries shared, so every update copied them whole.
-    fileprivate func add(_ name: String, _ labels: [String], _ delta: Double, set: Bool = false) {
-        state.withLock { state in
+    fileprivate static func add(_ cell: Cell, _ labels: [String], _ delta: Double, set: Bool = false) {
+        cell.family.withLock { family in
             if set {
-                state.families[name]?.values[labels] = delta
+                family.values[labels] = delta
             } else {
-                state.families[name]?.values[labels, default: 0] += delta
+                family.values[labels, default: 0] += delta
             }
         }
     }
 
-    fileprivate func observe(_ name: String, _ labels: [String], _ value: Double) {
-        state.withLock { state in
-            guard let buckets = state.families[name]?.buckets else { return }
-            Self.record(
-                value, buckets: buckets,
-                in: &state.families[name]!.histograms[labels, default: (Array(repeating: 0, count: buckets.count), 0, 0)])
+    fileprivate static func observe(_ cell: Cell, _ labels: [String], _ value: Double) {
+        cell.family.withLock { family in
+            let buckets = family.buckets
+            record(value, buckets: buckets, in: &family.histograms[labels, default: (Array(repeating: 0, count: buckets.count), 0, 0)])
         }
     }
 
@@ -92,36 +101,37 @@ public final class Metrics: Sendable {
 
     /// Returns the current value of a counter or gauge sample (0 when never touched); for tests.
     public func value(_ name: String, _ labels: [String] = []) -> Double {
-        state.withLock { $0.families[name]?.values[labels] ?? 0 }
+        guard let cell = cells.withLock({ $0.byName[name] }) else { return 0 }
+        return cell.family.withLock { $0.values[labels] ?? 0 }
     }
 
     /// Renders every family in Prometheus text format.
     public func render() -> String {
-        state.withLock { state in
-            var out = ""
-            for name in state.order {
-                guard let family = state.families[name] else { continue }
-                out += "# HELP \(name) \(family.help)\n# TYPE \(name) \(family.kind.rawValue)\n"
-                if family.kind == .histogram {
-                    for labels in family.histograms.keys.sorted(by: { $0.lexicographicallyPrecedes($1) }) {
-                        let sample = family.histograms[labels]!
-                        for (index, bound) in family.buckets.enumerated() {
-                            let le = Self.labelText(family.labelNames + ["le"], labels + [Self.number(bound)])
-                            out += "\(name)_bucket\(le) \(sample.counts[index])\n"
-                        }
-                        out += "\(name)_bucket\(Self.labelText(family.labelNames + ["le"], labels + ["+Inf"])) \(sample.count)\n"
-                        let plain = Self.labelText(family.labelNames, labels)
-                        out += "\(name)_sum\(plain) \(Self.number(sample.sum))\n\(name)_count\(plain) \(sample.count)\n"
+        let order = cells.withLock { $0.order }
+        var out = ""
+        for cell in order {
+            let name = cell.name
+            let family = cell.family.withLock { $0 }
+            out += "# HELP \(name) \(family.help)\n# TYPE \(name) \(family.kind.rawValue)\n"
+            if family.kind == .histogram {
+                for labels in family.histograms.keys.sorted(by: { $0.lexicographicallyPrecedes($1) }) {
+                    let sample = family.histograms[labels]!
+                    for (index, bound) in family.buckets.enumerated() {
+                        let le = Self.labelText(family.labelNames + ["le"], labels + [Self.number(bound)])
+                        out += "\(name)_bucket\(le) \(sample.counts[index])\n"
                     }
-                } else {
-                    if family.values.isEmpty && family.labelNames.isEmpty { out += "\(name) 0\n" }
-                    for labels in family.values.keys.sorted(by: { $0.lexicographicallyPrecedes($1) }) {
-                        out += "\(name)\(Self.labelText(family.labelNames, labels)) \(Self.number(family.values[labels]!))\n"
-                    }
+                    out += "\(name)_bucket\(Self.labelText(family.labelNames + ["le"], labels + ["+Inf"])) \(sample.count)\n"
+                    let plain = Self.labelText(family.labelNames, labels)
+                    out += "\(name)_sum\(plain) \(Self.number(sample.sum))\n\(name)_count\(plain) \(sample.count)\n"
+                }
+            } else {
+                if family.values.isEmpty && family.labelNames.isEmpty { out += "\(name) 0\n" }
+                for labels in family.values.keys.sorted(by: { $0.lexicographicallyPrecedes($1) }) {
+                    out += "\(name)\(Self.labelText(family.labelNames, labels)) \(Self.number(family.values[labels]!))\n"
                 }
             }
-            return out
         }
+        return out
     }
 
     private static func labelText(_ names: [String], _ values: [String]) -> String {
@@ -141,26 +151,23 @@ public final class Metrics: Sendable {
 
 /// A monotonically increasing count, per label values.
 public struct Counter: Sendable {
-    fileprivate let registry: Metrics
-    fileprivate let name: String
+    fileprivate let cell: Metrics.Cell
     /// Adds `amount` (default 1) to the sample with `labels`.
-    public func increment(_ labels: [String] = [], by amount: Double = 1) { registry.add(name, labels, amount) }
+    public func increment(_ labels: [String] = [], by amount: Double = 1) { Metrics.add(cell, labels, amount) }
 }
 
 /// A value that goes up and down, per label values.
 public struct Gauge: Sendable {
-    fileprivate let registry: Metrics
-    fileprivate let name: String
+    fileprivate let cell: Metrics.Cell
     /// Sets the sample with `labels` to `value`.
-    public func set(_ value: Double, _ labels: [String] = []) { registry.add(name, labels, value, set: true) }
+    public func set(_ value: Double, _ labels: [String] = []) { Metrics.add(cell, labels, value, set: true) }
     /// Adds `delta` (may be negative) to the sample with `labels`.
-    public func add(_ delta: Double, _ labels: [String] = []) { registry.add(name, labels, delta) }
+    public func add(_ delta: Double, _ labels: [String] = []) { Metrics.add(cell, labels, delta) }
 }
 
 /// A distribution of observed values (e.g. request latency in seconds), per label values.
 public struct Histogram: Sendable {
-    fileprivate let registry: Metrics
-    fileprivate let name: String
+    fileprivate let cell: Metrics.Cell
     /// Records one observation.
-    public func observe(_ value: Double, _ labels: [String] = []) { registry.observe(name, labels, value) }
+    public func observe(_ value: Double, _ labels: [String] = []) { Metrics.observe(cell, labels, value) }
 }

@@ -36,6 +36,26 @@ struct MetricsTests {
         #expect(text.contains("latency_seconds_count{route=\"/a\"} 3\n"))
     }
 
+    @Test func declaringAFamilyAgainSharesItsSamplesAndConcurrentUpdatesAllCount() async {
+        let metrics = Metrics()
+        let first = metrics.counter("t_total", "T.", labels: ["k"])
+        let again = metrics.counter("t_total", "T.", labels: ["k"])
+        let other = metrics.histogram("t_seconds", "S.", buckets: [1])
+        await withTaskGroup(of: Void.self) { group in
+            for task in 0..<8 {
+                group.addTask {
+                    for _ in 0..<1000 {
+                        (task % 2 == 0 ? first : again).increment(["a"])
+                        other.observe(0.5)
+                    }
+                }
+            }
+        }
+        #expect(metrics.value("t_total", ["a"]) == 8000)
+        #expect(metrics.render().contains("t_seconds_count 8000\n"))
+        #expect(metrics.render().split(separator: "\n").filter { $0 == "# TYPE t_total counter" }.count == 1)
+    }
+
     @Test func gaugeGoesUpAndDown() {
         let metrics = Metrics()
         let depth = metrics.gauge("depth", "Depth.")
