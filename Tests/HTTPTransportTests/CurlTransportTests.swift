@@ -149,25 +149,7 @@ import Testing
         // so URLSessionTransport is run here only on cuts from the end of the head on. An
         // Apple-platform URLSession is a different implementation; this cannot be checked here.
         if kind == .urlSession, cut < Self.headLength { return }
-        let (ports, announce) = AsyncStream<Int>.makeStream()
-        let server = Task {
-            try await BlockingIO.run {
-                let listener = try TCPListener()
-                defer { listener.close() }
-                announce.yield(listener.port)
-                let connection = try listener.accept()
-                var request: [UInt8] = []
-                while !request.suffix(4).elementsEqual("\r\n\r\n".utf8) {
-                    let bytes = try connection.read()
-                    if bytes.isEmpty { break }
-                    request += bytes
-                }
-                try connection.write(Self.wholeReply.prefix(cut))
-                connection.close()
-            }
-        }
-        var iterator = ports.makeAsyncIterator()
-        let port = try #require(await iterator.next())
+        let (port, server) = try await Self.replyOnce(Array(Self.wholeReply.prefix(cut)))
         let transport = try kind.make()
         var response: TransportResponse?
         let error = await transportError {
@@ -182,11 +164,9 @@ import Testing
         }
     }
 
-    /// RFC 9110 §5.5: optional whitespace around a field value is not part of it, and an
-    /// obsolete folded line continues the previous value.
-    @Test func headerValuesLoseTheSpacesAndTabsAroundThem() async throws {
-        let reply = "HTTP/1.1 200 OK\r\nX-Spaced:  \t a \t b\t  \r\nX-Bare:c\r\nX-Folded: d\r\n \t e \r\n"
-            + "X-Empty: \t \r\nContent-Length: 2\r\nConnection: close\r\n\r\nok"
+    /// A one-connection server on a free port that reads a request head, writes `reply` as it
+    /// is and closes: a server that sends exactly the bytes a test wants. Await the task to end it.
+    private static func replyOnce(_ reply: [UInt8]) async throws -> (port: Int, server: Task<Void, any Error>) {
         let (ports, announce) = AsyncStream<Int>.makeStream()
         let server = Task {
             try await BlockingIO.run {
@@ -200,12 +180,20 @@ import Testing
                     if bytes.isEmpty { break }
                     request += bytes
                 }
-                try connection.write(Array(reply.utf8))
+                try connection.write(reply)
                 connection.close()
             }
         }
         var iterator = ports.makeAsyncIterator()
-        let port = try #require(await iterator.next())
+        return (try #require(await iterator.next()), server)
+    }
+
+    /// RFC 9110 §5.5: optional whitespace around a field value is not part of it, and an
+    /// obsolete folded line continues the previous value.
+    @Test func headerValuesLoseTheSpacesAndTabsAroundThem() async throws {
+        let reply = "HTTP/1.1 200 OK\r\nX-Spaced:  \t a \t b\t  \r\nX-Bare:c\r\nX-Folded: d\r\n \t e \r\n"
+            + "X-Empty: \t \r\nContent-Length: 2\r\nConnection: close\r\n\r\nok"
+        let (port, server) = try await Self.replyOnce(Array(reply.utf8))
         let response = try await TransportUnderTest.curl.make().send(
             TransportRequest(method: "GET", url: "http://127.0.0.1:\(port)/ows"))
         try await server.value
