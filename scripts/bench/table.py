@@ -104,7 +104,9 @@ def chart(f, path):
         if f.get("floor_write.cpu_gib"):
             both = floor + f["floor_write.cpu_gib"]
             b.axhline(both, color="tab:red", linestyle=":", label=f"hash + write floor {both:.2f} s")
-        b.legend()
+        # Room above the tallest bar, so the legend never covers a bar.
+        b.set_ylim(top=1.45 * max(values + [both if f.get("floor_write.cpu_gib") else floor]))
+        b.legend(loc="upper left")
     b.set_title("CPU seconds per GiB uploaded")
     fig.tight_layout()
     fig.savefig(path, dpi=100)
