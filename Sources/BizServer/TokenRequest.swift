@@ -34,17 +34,17 @@ struct TokenRequest: Sendable, Equatable {
         }
         guard case .object(let members) = json else { throw .invalidRequest("body must be a JSON object") }
         var request = TokenRequest()
-        var seen: UInt8 = 0  // one bit per known member; any other name is refused below
+        var seen: UInt8 = 0  // a bit per member: the duplicate check is a mask, no set of strings to hash
         for (name, value) in members {
-            let bit = memberBit(name)
-            guard seen & bit == 0 else { throw .invalidRequest("duplicate member '\(name)'") }
-            seen |= bit
-            switch name {
-            case "key": request.key = try string(value, name)
-            case "fname": request.fname = try string(value, name)
-            case "mimeType": request.mimeType = try string(value, name)
-            case "traceId": request.traceID = try string(value, name)
-            case "fsize":
+            guard let member = Member(rawValue: name) else { throw .invalidRequest("unknown member '\(name)'") }
+            guard seen & member.bit == 0 else { throw .invalidRequest("duplicate member '\(name)'") }
+            seen |= member.bit
+            switch member {
+            case .key: request.key = try string(value, name)
+            case .fname: request.fname = try string(value, name)
+            case .mimeType: request.mimeType = try string(value, name)
+            case .traceId: request.traceID = try string(value, name)
+            case .fsize:
                 guard case .null = value else {
                     guard let size = value.int64Value, size >= 0 else {
                         throw .invalidRequest("fsize must be a non-negative integer")
@@ -52,14 +52,13 @@ struct TokenRequest: Sendable, Equatable {
                     request.fsize = size
                     continue
                 }
-            case "exactSize":
+            case .exactSize:
                 switch value {
                 case .null: break
                 case .bool(let exact): request.exactSize = exact
                 default: throw .invalidRequest("exactSize must be true or false")
                 }
-            case "vars": request.vars = try variables(value)
-            default: throw .invalidRequest("unknown member '\(name)'")
+            case .vars: request.vars = try variables(value)
             }
         }
         if let key = request.key {
@@ -78,18 +77,21 @@ struct TokenRequest: Sendable, Equatable {
         return request
     }
 
-    /// A bit of its own for each member a body may have, 0 for any other name: the duplicate
-    /// check is a mask, not a set of strings to hash.
-    private static func memberBit(_ name: String) -> UInt8 {
-        switch name {
-        case "key": 1
-        case "fname": 2
-        case "mimeType": 4
-        case "traceId": 8
-        case "fsize": 16
-        case "exactSize": 32
-        case "vars": 64
-        default: 0
+    /// The members a body may have, by their names in the JSON.
+    private enum Member: String {
+        case key, fname, mimeType, traceId, fsize, exactSize, vars
+
+        /// Its own bit in the duplicate mask.
+        var bit: UInt8 {
+            switch self {
+            case .key: 1
+            case .fname: 2
+            case .mimeType: 4
+            case .traceId: 8
+            case .fsize: 16
+            case .exactSize: 32
+            case .vars: 64
+            }
         }
     }
 
