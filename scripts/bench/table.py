@@ -101,11 +101,12 @@ def chart(f, path):
     if floor:
         b.axhline(floor, color="tab:gray", label=f"hash floor {floor:.2f} s (anchor)")
         b.axhline(1.5 * floor, color="tab:green", linestyle="--", label="goal: 1.5 × floor")
+        lines = [floor]
         if f.get("floor_write.cpu_gib"):
-            both = floor + f["floor_write.cpu_gib"]
-            b.axhline(both, color="tab:red", linestyle=":", label=f"hash + write floor {both:.2f} s")
-        # Room above the tallest bar, so the legend never covers a bar.
-        b.set_ylim(top=1.45 * max(values + [both if f.get("floor_write.cpu_gib") else floor]))
+            lines.append(floor + f["floor_write.cpu_gib"])
+            b.axhline(lines[-1], color="tab:red", linestyle=":", label=f"hash + write floor {lines[-1]:.2f} s")
+        # Room above the tallest bar or line, so the legend never covers one.
+        b.set_ylim(top=1.45 * max(values + lines))
         b.legend(loc="upper left")
     b.set_title("CPU seconds per GiB uploaded")
     fig.tight_layout()

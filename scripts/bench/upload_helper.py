@@ -55,36 +55,41 @@ def etag_of_pieces(paths):
     return h.etag_of_files(paths)
 
 
+def blocks(path):
+    """PATH in 4 MiB blocks, read one after another into one reused buffer (each view is valid
+    until the next is read)."""
+    buffer = bytearray(4 << 20)
+    view = memoryview(buffer)
+    with open(path, "rb", buffering=0) as f:
+        while n := f.readinto(buffer):
+            yield view[:n]
+
+
 def hash_floor(path, check):
     """CPU seconds spent hashing PATH the way both ends of an upload must: SHA-1 per 4 MiB block
     (the etag) and `check` of every byte (v1: CRC-32 of each chunk; v2: the part's Content-MD5),
     from one read of each block into a reused buffer."""
     if type(hashlib.sha1()).__module__ != "_hashlib" or type(hashlib.md5()).__module__ != "_hashlib":
         die("hashlib's SHA-1/MD5 are not OpenSSL's here")   # _hashlib is the OpenSSL binding
-    buffer = bytearray(4 << 20)
-    view = memoryview(buffer)
     start = time.process_time()
-    with open(path, "rb", buffering=0) as f:
-        while n := f.readinto(buffer):
-            hashlib.sha1(view[:n]).digest()
-            check(view[:n])
+    for block in blocks(path):
+        hashlib.sha1(block).digest()
+        check(block)
     return time.process_time() - start
 
 
 def write_floor(path, directory):
     """CPU seconds (this process's user + system time) of writing PATH's bytes to a new file in
     DIRECTORY in 4 MiB pieces, each made durable with fsync before the next, as a server does
-    before it acknowledges a block. Reading PATH is kept out of the count: on a VM, the kernel's
-    copy into fresh page-cache pages can cost several times the hashing, and it is part of any
-    server's job, not of ours alone."""
-    buffer = bytearray(4 << 20)
-    view = memoryview(buffer)
+    before it acknowledges a block. Only the writes and fsyncs are timed, not the reads: the
+    kernel's copy into fresh page-cache pages, which on a VM can cost several times the hashing,
+    is part of any server's job, not of ours alone."""
     target = os.path.join(directory, f"write-floor-{os.getpid()}.bin")
     spent = 0.0
-    with open(path, "rb", buffering=0) as source, open(target, "wb", buffering=0) as sink:
-        while n := source.readinto(buffer):
+    with open(target, "wb", buffering=0) as sink:
+        for block in blocks(path):
             start = time.process_time()
-            sink.write(view[:n])
+            sink.write(block)
             os.fsync(sink.fileno())
             spent += time.process_time() - start
     os.unlink(target)
