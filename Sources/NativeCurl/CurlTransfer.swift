@@ -24,7 +24,9 @@ import Glibc
     let errorBuffer: UnsafeMutablePointer<CChar>
 
     // Request body (read by the READFUNCTION callback).
-    let bodyBytes: [UInt8]
+    /// Let go of when the transfer finishes, before its outcome is delivered: the caller may then
+    /// refill the same buffer without a copy (an array still shared here would be copied).
+    private(set) var bodyBytes: [UInt8]
     /// The producer's pipe of a streamed body.
     let bodyPipe: CurlBodyPipe?
     private(set) var fileDescriptor: Int32 = -1
@@ -101,6 +103,7 @@ import Glibc
 
     /// Delivers the outcome of libcurl's `CURLMSG_DONE` (loop thread, after removal from the multi).
     func finish(code: CURLcode) {
+        bodyBytes = []
         bodyPipe?.close()
         guard code == CURLE_OK else {
             let failure = error(for: code)
@@ -135,6 +138,7 @@ import Glibc
 
     /// Delivers a failure decided outside libcurl (cancelled, transport closed, add failed).
     func finish(failure: CurlError) {
+        bodyBytes = []
         bodyPipe?.close()
         responsePipe?.finish(failure)
         deliver(.failure(failure))

@@ -97,4 +97,31 @@ import Testing
         }
         #expect(error?.kind == .io(errno: EINVAL))
     }
+
+    /// up-cli refills one buffer per chunk: once a send is answered, the transport must hold no
+    /// reference to the bytes it sent, or the refill copies the chunk, and the freed copies
+    /// fragment the heap (up-cli's peak RSS grew with the file's size while libcurl's transfer
+    /// kept its body until the loop thread let go of it). What this catches is a transport that
+    /// keeps the body at all; the window before the loop thread lets go is microseconds, which
+    /// only `scripts/bench/client` (rss, flat in file size) measures.
+    @Test(arguments: TransportUnderTest.allCases)
+    func aSentBodyIsNoLongerSharedOnceAnswered(_ kind: TransportUnderTest) async throws {
+        let transport = try kind.make()
+        var buffer = [UInt8](repeating: 0, count: 256 << 10)
+        let address = unsafe buffer.withUnsafeBufferPointer { unsafe UInt(bitPattern: $0.baseAddress) }
+        try await withServer(Self.hashingRouter()) { port in
+            for round in 0..<16 {
+                let response = try await transport.send(TransportRequest(
+                    method: "PUT", url: "http://127.0.0.1:\(port)/upload", body: .bytes(buffer)
+                ))
+                #expect(response.text == "\(buffer.count) \(checksum(buffer))")
+                // Writing into a buffer still shared with anyone copies it first.
+                let written = unsafe buffer.withUnsafeMutableBufferPointer { bytes in
+                    unsafe bytes[round] = UInt8(truncatingIfNeeded: round + 1)
+                    return unsafe UInt(bitPattern: bytes.baseAddress)
+                }
+                #expect(written == address, "round \(round): the sent buffer was still shared, so writing copied it")
+            }
+        }
+    }
 }
