@@ -49,7 +49,7 @@ let package = Package(
         .target(name: "NativeOS", swiftSettings: native),
         .target(name: "NativeStore", dependencies: ["CSQLite3"], swiftSettings: native),
         .target(name: "NativeHTTP", dependencies: ["CMicroHTTPD", "NativeOS"], swiftSettings: native),
-        .target(name: "NativeCurl", dependencies: ["CCurl"], swiftSettings: native),
+        .target(name: "NativeCurl", dependencies: ["CCurl", "NativeOS"], swiftSettings: native),
         // Test-only (linked by TestSupport and test targets, never by a product): raw sockets.
         .target(name: "NativeTestSupport", swiftSettings: native),
 

@@ -1,3 +1,4 @@
+internal import NativeOS
 import Synchronization
 
 /// A request body written by an async producer while libcurl sends it: the bytes of an upload

@@ -1,3 +1,4 @@
+internal import NativeOS
 import Synchronization
 
 /// A response body handed from libcurl's write callback to an async consumer as it arrives,

@@ -1,4 +1,5 @@
 internal import CMicroHTTPD
+internal import NativeOS
 import Synchronization
 
 /// One request in flight on a libmicrohttpd connection: its head, its body as it arrives, and the
@@ -21,9 +22,7 @@ public final class HTTPExchange: Sendable {
     private let state = Mutex(State())
 
     struct State {
-        var pieces: [[UInt8]] = []
-        var headIndex = 0
-        var bufferedBytes = 0
+        var pieces = ByteQueue()
         var receivedBytes = 0
         var bodyFinished = false
         var pendingResponse: RawResponse?
@@ -91,9 +90,7 @@ public final class HTTPExchange: Sendable {
             guard !s.responded, !s.closed else { return (false, false, nil) }
             s.responded = true
             s.pendingResponse = response
-            s.pieces = []
-            s.headIndex = 0
-            s.bufferedBytes = 0
+            s.pieces.removeAll()
             let waiter = s.waiter
             s.waiter = nil
             let resume = s.suspended
@@ -130,17 +127,10 @@ public final class HTTPExchange: Sendable {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<[UInt8]?, any Error>) in
                 enum Step { case piece([UInt8], resume: Bool), end, fail(any Error), wait }
                 let step = state.withLock { s -> Step in
-                    if s.headIndex < s.pieces.count {
-                        let piece = s.pieces[s.headIndex]
-                        s.headIndex += 1
-                        s.bufferedBytes -= piece.count
-                        if s.headIndex == s.pieces.count {
-                            s.pieces.removeAll(keepingCapacity: true)
-                            s.headIndex = 0
-                        }
+                    if let piece = s.pieces.popFirst() {
                         // Resume a reader parked for backpressure once the buffer has drained.
                         let resume = s.suspended && !s.bodyFinished && !s.responded
-                            && s.bufferedBytes <= buffering.lowWater
+                            && s.pieces.count <= buffering.lowWater
                         if resume { s.suspended = false }
                         return .piece(piece, resume: resume)
                     }
@@ -219,8 +209,7 @@ public final class HTTPExchange: Sendable {
                 return (true, nil)
             }
             s.pieces.append(piece)
-            s.bufferedBytes += piece.count
-            if s.bufferedBytes >= buffering.highWater && !s.suspended {
+            if s.pieces.count >= buffering.highWater && !s.suspended {
                 unsafe MHD_suspend_connection(connection.pointer)
                 s.suspended = true
             }

@@ -1,4 +1,5 @@
 internal import CMicroHTTPD
+internal import NativeOS
 import Synchronization
 
 /// A response body of known length whose bytes come from an async ``RawBodySource`` while they
@@ -34,10 +35,7 @@ final class StreamedBody: Sendable {
     private let state = Mutex(State())
 
     private struct State {
-        var pieces: [[UInt8]] = []
-        var headIndex = 0
-        var headOffset = 0
-        var buffered = 0
+        var pieces = ByteQueue()
         var produced: UInt64 = 0
         var started = false
         var suspended = false
@@ -68,28 +66,10 @@ final class StreamedBody: Sendable {
         enum Step { case copied(Int, wake: CheckedContinuation<Bool, Never>?), wait(start: Bool), fail }
         let step = state.withLock { s -> Step in
             if s.released { return .fail }
-            if s.buffered > 0 {
-                var copied = 0
-                while copied < max && s.headIndex < s.pieces.count {
-                    let piece = s.pieces[s.headIndex]
-                    let n = min(max - copied, piece.count - s.headOffset)
-                    unsafe piece.withUnsafeBytes { bytes in
-                        unsafe (buffer + copied).copyMemory(from: bytes.baseAddress! + s.headOffset, byteCount: n)
-                    }
-                    copied += n
-                    s.headOffset += n
-                    if s.headOffset == piece.count {
-                        s.headIndex += 1
-                        s.headOffset = 0
-                    }
-                }
-                if s.headIndex == s.pieces.count {
-                    s.pieces.removeAll(keepingCapacity: true)
-                    s.headIndex = 0
-                }
-                s.buffered -= copied
+            if !s.pieces.isEmpty {
+                let copied = unsafe s.pieces.take(into: UnsafeMutableRawBufferPointer(start: buffer, count: max))
                 var wake: CheckedContinuation<Bool, Never>?
-                if s.buffered < Self.window, let waiter = s.waiter {
+                if s.pieces.count < Self.window, let waiter = s.waiter {
                     s.waiter = nil
                     wake = waiter
                 }
@@ -138,8 +118,7 @@ final class StreamedBody: Sendable {
             s.sourceDone = true
             s.failed = true
             if !resume { s.released = true }
-            s.pieces = []
-            s.buffered = 0
+            s.pieces.removeAll()
             defer { s.waiter = nil }
             let wake = resume && s.suspended
             if wake { s.suspended = false }
@@ -171,7 +150,7 @@ final class StreamedBody: Sendable {
         await withCheckedContinuation { continuation in
             let open = state.withLock { s -> Bool? in
                 if s.sourceDone { return false }
-                if s.buffered < Self.window { return true }
+                if s.pieces.count < Self.window { return true }
                 s.waiter = continuation
                 return nil
             }
@@ -188,7 +167,6 @@ final class StreamedBody: Sendable {
             let remaining = length - s.produced
             let kept = UInt64(piece.count) > remaining ? Array(piece.prefix(Int(remaining))) : piece
             s.pieces.append(kept)
-            s.buffered += kept.count
             s.produced += UInt64(kept.count)
             if s.produced == length { s.sourceDone = true }
             let resume = s.suspended
