@@ -46,10 +46,9 @@ final class BlobSink: Sendable {
     }
 
     /// Appends `bytes` to the current blob (creating one first if needed), feeds every digest,
-    /// and — when `closing` (a 4 MiB boundary of `.blocks`) — seals the blob.
-    ///
-    /// - Returns: `bytes`, for reuse as the next buffer.
-    func append(_ bytes: [UInt8], closing: Bool) throws -> [UInt8] {
+    /// and — when `closing` (a 4 MiB boundary of `.blocks`) — seals the blob. Keeps no reference
+    /// to `bytes`: the writer refills that buffer next.
+    func append(_ bytes: [UInt8], closing: Bool) throws {
         try state.withLock { state in
             let (blob, length) = try current(&state)
             let end = try store.append(bytes, to: blob, at: length)
@@ -59,7 +58,6 @@ final class BlobSink: Sendable {
             state.etag?.update(bytes)
             state.current = (blob, end)
             if closing { try close(&state) }
-            return bytes
         }
     }
 
