@@ -14,7 +14,7 @@ import UpCore
 /// digest updates stay in order, and every byte is copied once (piece → buffer). The two buffers
 /// take turns and each has one owner at a time (the flush's buffer is moved to the I/O thread
 /// and back, ``Handoff``), so no flush allocates: a buffer still shared when refilled would be
-/// reallocated (1,567 of 8,640 flushes were, under 32 concurrent uploads).
+/// reallocated (1,567 of 8,640 flushes were in one `scripts/bench/upload --targets rss` run).
 ///
 /// fsync policy (DESIGN.md "Acknowledged means stored"): a blob is fsynced when it is sealed —
 /// a v1 block when a chunk completes it, a v2 part at its end, a form or `/put` blob when it
