@@ -1,4 +1,5 @@
 import Foundation
+import NativeOS
 import Synchronization
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -11,7 +12,7 @@ final class Exchange: Sendable {
     private struct State {
         var head: TransportResponse?
         var headWaiter: CheckedContinuation<TransportResponse, any Error>?
-        var pieces: [[UInt8]] = []
+        var pieces = ByteQueue()
         var reader: CheckedContinuation<[UInt8]?, any Error>?
         /// nil while running; then `.success` or the failure.
         var outcome: Result<Void, TransportError>?
@@ -85,8 +86,8 @@ final class Exchange: Sendable {
                         // Stopped by this side: what was read ahead is not handed out any more.
                         state.pieces.removeAll()
                         reader.resume(throwing: reason)
-                    } else if !state.pieces.isEmpty {
-                        reader.resume(returning: state.pieces.removeFirst())
+                    } else if let piece = state.pieces.popFirst() {
+                        reader.resume(returning: piece)
                     } else if let outcome = state.outcome {
                         reader.resume(with: outcome.map { nil })
                     } else {
