@@ -35,7 +35,7 @@ final class BlobWriter {
     private let sink: BlobSink
     private var buffer: [UInt8] = []
     private var spare: [UInt8] = []
-    private var inFlight: (task: Task<Void, any Error>, buffer: Handoff)?
+    private var inFlight: (task: Task<Void, any Error>, handoff: Handoff)?
     private var head: [UInt8] = []
     /// Bytes taken so far.
     private(set) var count: Int64 = 0
