@@ -1,6 +1,7 @@
 /// Byte pieces waiting between a producer and a consumer, first in, first out, with the count of
 /// bytes not yet taken: a request body between MHD and its handler, a streamed response between
-/// its producer and MHD, and libcurl's streamed request and response bodies.
+/// its producer and MHD, libcurl's streamed request and response bodies, and URLSession's
+/// response pieces.
 ///
 /// A piece is let go of the moment it is taken. An array read from a moving front index keeps
 /// every taken piece alive until the queue empties, and a queue that a steady producer keeps
