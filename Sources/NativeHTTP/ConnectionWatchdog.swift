@@ -88,17 +88,20 @@ final class ConnectionWatchdog: Sendable {
 
     /// The head of the connection's current request is complete; `exchange` reads its body.
     func headComplete(_ connection: UInt, exchange: HTTPExchange) {
-        entries.withLock {
-            $0[connection]?.headSince = nil
-            $0[connection]?.body = BodyWatch(exchange: exchange)
+        entries.withLock { entries in
+            // One hash lookup: this runs for every request.
+            guard let index = entries.index(forKey: connection) else { return }
+            entries.values[index].headSince = nil
+            entries.values[index].body = BodyWatch(exchange: exchange)
         }
     }
 
     /// A request on the connection ended; the next head (or idleness) begins now.
     func requestEnded(_ connection: UInt, now: UInt64) {
-        entries.withLock {
-            $0[connection]?.headSince = now
-            $0[connection]?.body = nil
+        entries.withLock { entries in
+            guard let index = entries.index(forKey: connection) else { return }
+            entries.values[index].headSince = now
+            entries.values[index].body = nil
         }
     }
 

@@ -170,7 +170,11 @@ private func queue(
     guard let created = unsafe created else { return .NO }
     for (name, value) in response.headers {
         // MHD rejects names/values with CR or LF; such a header is dropped rather than injected.
-        _ = unsafe MHD_add_response_header(created, name, value)
+        // Explicit `withCString`: the implicit String-to-pointer conversion built a fresh
+        // NUL-terminated array for each argument here (two allocations per header).
+        _ = unsafe name.withCString { name in
+            unsafe value.withCString { value in unsafe MHD_add_response_header(created, name, value) }
+        }
     }
     if context.isDraining {
         _ = unsafe MHD_add_response_header(created, "Connection", "close")
@@ -182,7 +186,12 @@ private func queue(
 
 /// Collects header fields in arrival order; `cls` points at this box during the call only.
 private final class HeaderCollector {
-    var fields: [(name: String, value: String)] = []
+    /// Room for a typical request's fields, so collecting them does not regrow the array.
+    var fields: [(name: String, value: String)] = {
+        var fields: [(name: String, value: String)] = []
+        fields.reserveCapacity(12)
+        return fields
+    }()
 }
 
 private func collectHeader(
@@ -214,7 +223,10 @@ private func requestHeaders(_ connection: OpaquePointer) -> [(name: String, valu
 }
 
 private func clientAddress(_ connection: OpaquePointer) -> String {
-    var buffer = [CChar](repeating: 0, count: 64)
-    let length = unsafe buffer.withUnsafeMutableBufferPointer { unsafe cmhd_client_address(connection, $0.baseAddress, $0.count) }
-    return String(decoding: buffer.prefix(length).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    unsafe withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 64) { buffer in
+        let length = unsafe buffer.withMemoryRebound(to: CChar.self) {
+            unsafe cmhd_client_address(connection, $0.baseAddress, $0.count)
+        }
+        return unsafe String(decoding: UnsafeBufferPointer(rebasing: buffer[..<length]), as: UTF8.self)
+    }
 }
