@@ -119,13 +119,16 @@ public struct Logger: Sendable {
     /// Writes `value`'s decimal digits straight into the line (no `String` per number).
     private static func appendDecimal(_ value: Int64, to line: inout [UInt8]) {
         if value < 0 { line.append(UInt8(ascii: "-")) }
+        // Digits land right to left in a buffer on the stack, then go in once, in order.
+        var digits = InlineArray<20, UInt8>(repeating: 0)
         var magnitude = value.magnitude
-        let start = line.count
+        var start = 20
         repeat {
-            line.append(UInt8(ascii: "0") + UInt8(truncatingIfNeeded: magnitude % 10))
+            start -= 1
+            digits[start] = UInt8(ascii: "0") + UInt8(truncatingIfNeeded: magnitude % 10)
             magnitude /= 10
         } while magnitude > 0
-        line[start...].reverse()
+        for index in start..<20 { line.append(digits[index]) }
     }
 
     /// Wall-clock milliseconds since 1970, rounded down.

@@ -52,15 +52,14 @@ public enum RFC3339 {
         return r < 0 ? (q - 1, r + b) : (q, r)
     }
 
-    /// Appends `value` (0 ≤ value < 10^digits) zero-padded to `digits` decimal digits.
+    /// Appends `value` (0 ≤ value < 10^digits, digits 2…4) zero-padded to `digits` decimal
+    /// digits. Each digit is a division by a constant, which the compiler turns into a multiply:
+    /// this runs for every log line.
     private static func append(_ value: Int64, digits: Int, to output: inout [UInt8]) {
-        var divisor: Int64 = 1
-        for _ in 1..<digits { divisor *= 10 }
-        var rest = value
-        while divisor > 0 {
-            output.append(UInt8(ascii: "0") + UInt8(truncatingIfNeeded: rest / divisor % 10))
-            rest %= divisor
-            divisor /= 10
-        }
+        let zero = UInt8(ascii: "0")
+        if digits >= 4 { output.append(zero + UInt8(truncatingIfNeeded: value / 1000 % 10)) }
+        if digits >= 3 { output.append(zero + UInt8(truncatingIfNeeded: value / 100 % 10)) }
+        output.append(zero + UInt8(truncatingIfNeeded: value / 10 % 10))
+        output.append(zero + UInt8(truncatingIfNeeded: value % 10))
     }
 }

@@ -28,6 +28,10 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
     /// The number of fields.
     public var count: Int { fields.count }
 
+    /// Makes room for `count` fields in all, so adding up to that many does not regrow the
+    /// storage (every response gains a few on its way out).
+    public mutating func reserveCapacity(_ count: Int) { fields.reserveCapacity(count) }
+
     /// Appends a field, keeping existing ones with the same name.
     public mutating func add(name: String, value: String) { fields.append((name, value)) }
 

@@ -74,6 +74,8 @@ public struct Response: Sendable {
     /// Already-encoded JSON bytes with `application/json`.
     public static func json(status: Int = 200, raw: [UInt8], headers: HTTPHeaders = [:]) -> Response {
         var all = headers
+        // Room for what the way out adds (request id, CORS, …) without regrowing.
+        all.reserveCapacity(headers.count + 5)
         all.set(name: "Content-Type", value: "application/json")
         return Response(status: status, headers: all, body: raw)
     }

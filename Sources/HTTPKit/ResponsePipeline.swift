@@ -17,10 +17,13 @@ struct ResponsePipeline: Sendable {
 
     /// The default `Content-Type` (JSON), no `Content-Length` (MHD computes it from the body),
     /// and a status MHD can send.
-    static func raw(_ response: Response) -> RawResponse {
-        var headers = response.headers
-        if !headers.contains("Content-Type") { headers.add(name: "Content-Type", value: "application/json") }
-        headers.remove(name: "Content-Length")
+    static func raw(_ response: consuming Response) -> RawResponse {
+        // Edited in place: a copy of `response.headers` would share its storage and copy it on
+        // the first change.
+        if !response.headers.contains("Content-Type") {
+            response.headers.add(name: "Content-Type", value: "application/json")
+        }
+        response.headers.remove(name: "Content-Length")
         let body: RawResponse.Body
         switch response.body {
         case .bytes(let bytes): body = .bytes(bytes)
@@ -30,7 +33,7 @@ struct ResponsePipeline: Sendable {
         }
         // Qiniu uses codes above 599 (579, 612, 614, 631, 701; qiniu-protocol.md §8): pass any 3-digit status.
         let status = (100...999).contains(response.status) ? response.status : 500
-        return RawResponse(status: status, headers: headers.fields, body: body)
+        return RawResponse(status: status, headers: response.headers.fields, body: body)
     }
 
     /// Runs the report hooks for one response.

@@ -90,6 +90,29 @@ struct MiddlewareTests {
         }
     }
 
+    @Test func aHandlersFieldsNeverReplaceTheAccessLinesOwn() async throws {
+        let reserved = [
+            "ts", "level", "logger", "msg", "method", "path", "status", "bytes", "duration_ms", "reqid", "remote",
+        ]
+        // Same lengths or prefixes as reserved names, but not them: these must stay.
+        let kept = ["tz", "mss", "paths", "Status", "remote_ip", "duration"]
+        var router = Router()
+        router.get("/fields") { _, context in
+            for name in reserved + kept { context.addLogFields([name: "from-handler"]) }
+            return Response(status: 200, body: Array("ok".utf8))
+        }
+        let logs = LogSink.memory()
+        _ = await router.respond(
+            to: Request(method: .get, target: "/fields", requestID: "req-7"), logger: Logger(label: "t", sink: logs))
+        let line = try #require(logs.capturedLines.first { $0.contains(#""msg":"request""#) })
+        for name in reserved {
+            #expect(line.components(separatedBy: "\"\(name)\":").count == 2, "\(name) appears once")
+        }
+        for name in kept { #expect(line.contains("\"\(name)\":\"from-handler\"")) }
+        #expect(!line.contains(#":"from-handler","level""#) && line.contains(#""reqid":"req-7""#))
+        #expect(line.contains(#""method":"GET""#) && line.contains(#""status":200"#))
+    }
+
     @Test func aStackWithoutTheAccessLogWritesNoRequestLine() async {
         var router = Self.failingRouter()
         router.middleware = MiddlewareStack([RequestIDMiddleware(), ErrorBoundary()])
