@@ -60,7 +60,7 @@ public final class FileBlockStore: BlockStore {
             }
             throw BlockStoreError.io(blob, reason: "cannot create shard directory: \(error)")
         }
-        let writer = try io(blob) { try NativeFile(path: file.path, create: true) }
+        let writer = try io(blob) { try NativeFile(path: file.path, create: true, directWrites: true) }
         do {
             try io(blob) { try NativeFile.syncDirectory(shard.path) }
         } catch {
@@ -185,7 +185,7 @@ public final class FileBlockStore: BlockStore {
         }
         let writer: NativeFile
         do {
-            writer = try NativeFile(path: url(of: blob).path)
+            writer = try NativeFile(path: url(of: blob).path, directWrites: true)
         } catch where error.isNotFound {
             throw BlockStoreError.notFound(blob)
         } catch {
