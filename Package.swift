@@ -47,7 +47,7 @@ let package = Package(
             name: "NativeCrypto", dependencies: [.target(name: "CLibCrypto", condition: .when(platforms: [.linux])), "CZlib"],
             swiftSettings: native),
         .target(name: "NativeOS", swiftSettings: native),
-        .target(name: "NativeStore", dependencies: ["CSQLite3"], swiftSettings: native),
+        .target(name: "NativeStore", dependencies: ["CSQLite3", "NativeOS"], swiftSettings: native),
         .target(name: "NativeHTTP", dependencies: ["CMicroHTTPD", "NativeOS"], swiftSettings: native),
         .target(name: "NativeCurl", dependencies: ["CCurl", "NativeOS"], swiftSettings: native),
         // Test-only (linked by TestSupport and test targets, never by a product): raw sockets.

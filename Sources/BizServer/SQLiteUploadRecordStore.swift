@@ -10,16 +10,17 @@ public import Outbox
 /// would be lost for good. `.normal` trades that for fewer fsyncs.
 ///
 /// Threads: SQLite calls block (disk, fsync, locks). Run on the Swift cooperative pool they would
-/// hold one of its few threads for each fsync, so the connection is a `BlockingResource`
-/// (NativeOS): every call runs on its own serial executor while the caller awaits. One connection on
-/// one serial executor also serializes writes, which SQLite would do anyway.
+/// hold one of its few threads for each fsync, so the connection is a `GroupCommitResource`
+/// (NativeStore): calls run one at a time on the blocking pool while the caller awaits, and
+/// calls that queued up behind each other share one commit (one fsync), each answered only once
+/// it is committed. One connection also serializes writes, which SQLite would do anyway.
 public final class SQLiteUploadRecordStore: UploadRecordStore, SQLiteAccess {
     private struct State {
         let database: SQLiteDatabase
         var ids: UploadRecordIDGenerator
     }
 
-    private let state: BlockingResource<State>
+    private let state: GroupCommitResource<State>
 
     /// Schema history, applied in order by `SQLiteDatabase.migrate`; only ever append.
     static let migrations = [
@@ -73,7 +74,7 @@ public final class SQLiteUploadRecordStore: UploadRecordStore, SQLiteAccess {
     ) throws {
         let database = try SQLiteDatabase(path: path, configuration: .init(synchronous: synchronous))
         try database.migrate(Self.migrations)
-        state = BlockingResource(State(database: database, ids: idGenerator))
+        state = GroupCommitResource(State(database: database, ids: idGenerator)) { $0.database }
     }
 
     /// See `UploadRecordStore.record(_:receivedAt:)`.

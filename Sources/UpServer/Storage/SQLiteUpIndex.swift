@@ -8,16 +8,16 @@ import UpCore
 /// `synchronous = FULL`, so a commit is on disk before the handler replies ("acknowledged means
 /// stored", DESIGN.md) and a ctx or uploadId survives a restart (qiniu-protocol.md §9.4).
 ///
-/// Threads: SQLite calls block on the disk, so the connection is a `BlockingResource` (NativeOS):
-/// every call runs on its own serial executor while the caller awaits, keeping the Swift
-/// cooperative pool free.
+/// Threads: SQLite calls block on the disk, so the connection is a `GroupCommitResource`
+/// (NativeStore): calls run one at a time on the blocking pool while the caller awaits, keeping
+/// the Swift cooperative pool free, and calls that queued up behind each other share one commit.
 ///
 /// One class implements every index role (`BlockIndex`, `MultipartIndex`, `ObjectIndex`,
 /// `SweepIndex`, one extension each) over one connection, because some steps span roles and must
 /// be one transaction: an object with its completion record and its callback's outbox entry
 /// (``outbox``, the shared `SQLiteOutbox` on this same database), a v2 complete with its object.
 public final class SQLiteUpIndex: SQLiteAccess {
-    private let database: BlockingResource<SQLiteDatabase>
+    private let database: GroupCommitResource<SQLiteDatabase>
 
     /// The database file.
     public let path: String
@@ -38,7 +38,7 @@ public final class SQLiteUpIndex: SQLiteAccess {
         self.path = path
         let connection = try SQLiteDatabase(path: path, configuration: .init(synchronous: .full))
         try connection.migrate(Self.migrations)
-        database = BlockingResource(connection)
+        database = GroupCommitResource(connection) { $0 }
     }
 
     /// Runs `work` on the index's executor with the connection, suspending the caller until it ends.
@@ -49,12 +49,11 @@ public final class SQLiteUpIndex: SQLiteAccess {
     /// same call can succeed once space is freed.
     public func perform<T: Sendable>(_ work: @escaping @Sendable (SQLiteDatabase) throws -> T) async throws -> T {
         let path = self.path
-        return try await database.use { connection in
-            do {
-                return try work(connection)
-            } catch let error as SQLiteError where error.isFull {
-                throw UpError.insufficientStorage("index \(path): \(error)")
-            }
+        do {
+            return try await database.use { connection in try work(connection) }
+        } catch let error as SQLiteError where error.isFull {
+            // From the call itself or from its group's COMMIT (see GroupCommitResource).
+            throw UpError.insufficientStorage("index \(path): \(error)")
         }
     }
 
