@@ -1,5 +1,6 @@
 #if os(Linux)
 internal import Glibc
+import Synchronization
 
 /// The `O_DIRECT` side of a ``NativeFile``: the block-aligned middle of a large write goes from
 /// an aligned buffer straight to the device, instead of being copied into the page cache.
@@ -14,8 +15,8 @@ internal import Glibc
 /// Rules `O_DIRECT` imposes, and how they are met: the memory address, the file offset and the
 /// length must be multiples of the device's block size. The caller passes only whole aligned
 /// blocks at aligned offsets (``NativeFile/write(_:at:)`` writes the unaligned head and tail
-/// through the page cache); the bytes are copied into a page-aligned buffer owned here (one copy,
-/// which is cheaper than the page cache's own). 4096 covers 512-byte and 4 KiB sector devices.
+/// through the page cache); the bytes are copied into a page-aligned buffer borrowed for the
+/// write (one copy, which is cheaper than the page cache's own). 4096 covers 512-byte and 4 KiB sector devices.
 ///
 /// A file system that refuses `O_DIRECT` (tmpfs on older kernels, some network file systems)
 /// fails the `open` or the first write with `EINVAL`; the file then falls back to ordinary
@@ -33,25 +34,15 @@ internal import Glibc
     static let minimumBytes = 64 << 10
 
     private let descriptor: Int32
-    private let buffer: UnsafeMutableRawPointer
 
     /// Opens `path` for direct writes, or `nil` when the file system refuses.
     init?(path: String) {
         let descriptor = unsafe open(path, O_WRONLY | O_CLOEXEC | Self.directFlag)
         guard descriptor >= 0 else { return nil }
-        var memory: UnsafeMutableRawPointer?
-        guard unsafe posix_memalign(&memory, Self.alignment, Self.bufferSize) == 0, let memory = unsafe memory else {
-            close(descriptor)
-            return nil
-        }
         self.descriptor = descriptor
-        unsafe buffer = memory
     }
 
-    deinit {
-        close(descriptor)
-        unsafe free(buffer)
-    }
+    deinit { close(descriptor) }
 
     /// What a direct write did.
     enum Outcome {
@@ -67,6 +58,8 @@ internal import Glibc
 
     /// Writes `bytes` at `offset`; both `offset` and `bytes.count` are multiples of ``alignment``.
     func write(_ bytes: UnsafeRawBufferPointer, at offset: Int64) -> Outcome {
+        guard let buffer = unsafe AlignedBuffers.shared.take() else { return .refused(after: 0) }
+        defer { unsafe AlignedBuffers.shared.give(back: buffer) }
         var done = 0
         while done < bytes.count {
             let length = min(Self.bufferSize, bytes.count - done)
@@ -95,6 +88,40 @@ internal import Glibc
         #else
         0o40000
         #endif
+    }
+}
+
+/// Page-aligned buffers of ``DirectWriteChannel/bufferSize`` bytes, lent for one write at a time.
+///
+/// Shared by every file, so memory follows the writes in flight (one per blocking thread writing
+/// at that moment), not the files open: up-server keeps up to 128 blobs open for writing, and a
+/// buffer each would hold 32 MiB. At most ``keptIdle`` buffers wait between writes.
+@safe final class AlignedBuffers: @unchecked Sendable {
+    static let shared = AlignedBuffers()
+    static let keptIdle = 8
+
+    /// Idle buffers' addresses (an address is `Sendable`, a pointer is not).
+    private let idle = Mutex<[UInt]>([])
+
+    /// A buffer, reused or newly allocated; nil if memory cannot be had.
+    func take() -> UnsafeMutableRawPointer? {
+        if let reused = idle.withLock({ $0.popLast() }) { return unsafe UnsafeMutableRawPointer(bitPattern: reused) }
+        var memory: UnsafeMutableRawPointer?
+        guard unsafe posix_memalign(&memory, DirectWriteChannel.alignment, DirectWriteChannel.bufferSize) == 0 else {
+            return nil
+        }
+        return unsafe memory
+    }
+
+    /// Returns a buffer from ``take()``; freed if enough wait already.
+    func give(back buffer: UnsafeMutableRawPointer) {
+        let address = UInt(bitPattern: buffer)
+        let kept = idle.withLock { idle in
+            guard idle.count < Self.keptIdle else { return false }
+            idle.append(address)
+            return true
+        }
+        if !kept { unsafe free(buffer) }
     }
 }
 #endif

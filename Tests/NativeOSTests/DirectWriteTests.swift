@@ -63,6 +63,31 @@ import Testing
         #expect(try Self.residentPages(direct, size: size) <= 2)
     }
 
+    /// The aligned buffers follow the writes in flight, not the files open: up-server keeps up
+    /// to 128 blobs open, and a buffer per file (256 KiB) would hold 32 MiB. 64 open files each
+    /// written 1 MiB directly must not grow resident memory by anything like 64 buffers (16 MiB).
+    @Test func openFilesDoNotEachHoldABuffer() throws {
+        defer { cleanUp() }
+        guard Self.acceptsDirectIO(directory.path) else { return }
+        let bytes = Self.pattern(1 << 20, seed: 3)
+        let before = try Self.residentKiB()
+        var files: [NativeFile] = []
+        for index in 0..<64 {
+            let file = try NativeFile(path: directory.appending(path: "f\(index)").path, create: true, directWrites: true)
+            try file.write(bytes, at: 0)
+            files.append(file)
+        }
+        let grown = try Self.residentKiB() - before
+        #expect(grown < 8 << 10, "resident memory grew by \(grown) KiB with \(files.count) files open")
+    }
+
+    /// VmRSS of this process, in KiB.
+    private static func residentKiB() throws -> Int {
+        let status = try String(contentsOfFile: "/proc/self/status", encoding: .utf8)
+        let line = status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") } ?? ""
+        return Int(line.split(separator: " ").dropFirst().first ?? "") ?? 0
+    }
+
     /// Pages of `path` in the page cache, by `mincore` over a read-only mapping.
     private static func residentPages(_ path: String, size: Int) throws -> Int {
         let descriptor = open(path, O_RDONLY)
