@@ -11,6 +11,19 @@ struct JSONValueTests {
         #expect(value["missing"] == nil)
     }
 
+    /// Integers are written digit by digit: every digit count, both signs and both extremes.
+    @Test func integersAreWrittenAsSwiftPrintsThem() {
+        var values: [Int64] = [0, -1, Int64.max, Int64.min, Int64.min + 1, 1_900_003_600]
+        var power: Int64 = 1
+        for _ in 0..<18 {
+            values += [power - 1, power, power + 1, -power, 7 * power + 3]
+            power *= 10
+        }
+        for value in values {
+            #expect(JSONValue.int(value).serialized() == String(value))
+        }
+    }
+
     @Test func stringsRoundTrip() throws {
         let text = #""a/b \"q\" \\ \n \t \u0001 \u4e03 \ud83d\ude00""#
         let value = try JSONValue.parse(text)
