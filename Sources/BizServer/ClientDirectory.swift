@@ -20,8 +20,8 @@ struct ClientDirectory: Sendable {
         let keyID: String
     }
 
-    /// The configured keys, by hash; their `Caller`s are made once here, not per request.
-    private let callersByKeyHash: [String: Caller]
+    /// The configured keys, by digest; their `Caller`s are made once here, not per request.
+    private let callersByKeyDigest: [APIKeyDigest: Caller]
     private let clientsByID: [String: BizServerConfiguration.Client]
     private let stored: LiveAPIKeys?
     private let clock: any WallClock
@@ -29,11 +29,12 @@ struct ClientDirectory: Sendable {
     /// A directory of `clients`' configured keys and, when given, the `stored` ones (whose
     /// expiry is checked against `clock`).
     init(_ clients: [BizServerConfiguration.Client], stored: LiveAPIKeys? = nil, clock: any WallClock = SystemClock()) {
-        var index: [String: Caller] = [:]
-        for client in clients where !client.apiKeySHA256.isEmpty {
-            index[client.apiKeySHA256] = Caller(client: client, keyID: APIKeyListing.configurationID(client.id))
+        var index: [APIKeyDigest: Caller] = [:]
+        for client in clients {
+            guard let digest = APIKeyDigest(hex: client.apiKeySHA256) else { continue }
+            index[digest] = Caller(client: client, keyID: APIKeyListing.configurationID(client.id))
         }
-        callersByKeyHash = index
+        callersByKeyDigest = index
         clientsByID = Dictionary(clients.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
         self.stored = stored
         self.clock = clock
@@ -50,9 +51,9 @@ struct ClientDirectory: Sendable {
     func caller(authorization: String?) throws(BizError) -> Caller {
         guard let key = Self.bearer(authorization) else { throw BizError.missingAPIKey }
         guard !key.isEmpty, key.utf8.count <= 512 else { throw BizError.badAPIKey }
-        let hash = BizServerConfiguration.apiKeyHash(key)
-        if let caller = callersByKeyHash[hash] { return caller }
-        guard let entry = stored?.lookup(hash: hash), let client = clientsByID[entry.clientID] else {
+        let digest = APIKeyDigest(of: key)
+        if let caller = callersByKeyDigest[digest] { return caller }
+        guard let entry = stored?.lookup(hash: digest.hex), let client = clientsByID[entry.clientID] else {
             throw BizError.badAPIKey
         }
         if let expiresAt = entry.expiresAt, clock.now() >= Double(expiresAt) {
