@@ -18,6 +18,15 @@ struct ClientDirectory: Sendable {
         let client: BizServerConfiguration.Client
         /// The key's id: `key_…` for a stored key, `config:<client>` for the configured one.
         let keyID: String
+        /// Whom the client's own tokens are for (its resolved key prefix and `endUser`): made
+        /// with the caller, so a configured key's is made once, not per token.
+        let subject: TokenSubject
+
+        init(client: BizServerConfiguration.Client, keyID: String) {
+            self.client = client
+            self.keyID = keyID
+            subject = TokenSubject(client)
+        }
     }
 
     /// The configured keys, by digest; their `Caller`s are made once here, not per request.
