@@ -76,9 +76,15 @@ struct ClientDirectory: Sendable {
     static func bearer(_ authorization: String?) -> String? {
         guard let authorization else { return nil }
         // Every request carries one: ASCII headers are cut by bytes (the same answer as the
-        // Character-wise code below, which a combining mark after a space can change).
-        let bytes = Array(authorization.utf8)
-        guard bytes.allSatisfy({ $0 < 0x80 }) else { return characterBearer(authorization) }
+        // Character-wise code below, which a combining mark after a space can change), read in
+        // place as a Span, with only the credential copied out.
+        let utf8 = authorization.utf8
+        let bytes = utf8.span
+        var index = 0
+        while index < bytes.count {
+            if bytes[index] >= 0x80 { return characterBearer(authorization) }
+            index += 1
+        }
         let space = UInt8(ascii: " ")
         var start = 0
         while start < bytes.count && bytes[start] == space { start += 1 }
@@ -86,12 +92,17 @@ struct ClientDirectory: Sendable {
         while schemeEnd < bytes.count && bytes[schemeEnd] != space { schemeEnd += 1 }
         // Scheme, one space, then something (a bare "Bearer " has no credential part at all).
         guard schemeEnd + 1 < bytes.count, schemeEnd - start == 6 else { return nil }
-        for (offset, letter) in "bearer".utf8.enumerated() where bytes[start + offset] | 0x20 != letter { return nil }
+        var offset = start
+        for letter in "bearer".utf8 {
+            guard bytes[offset] | 0x20 == letter else { return nil }
+            offset += 1
+        }
         var lower = schemeEnd + 1
         var upper = bytes.count
         while lower < upper && bytes[lower] == space { lower += 1 }
         while upper > lower && bytes[upper - 1] == space { upper -= 1 }
-        return String(decoding: bytes[lower..<upper], as: UTF8.self)
+        let from = utf8.index(utf8.startIndex, offsetBy: lower), to = utf8.index(utf8.startIndex, offsetBy: upper)
+        return String(decoding: utf8[from..<to], as: UTF8.self)
     }
 
     private static func characterBearer(_ authorization: String) -> String? {
