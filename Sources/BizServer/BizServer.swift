@@ -180,11 +180,12 @@ public final class BizServer: HostedService {
         let mac = HMACSHA1(key: Array(configuration.secretKey.utf8))
         let clients = ClientDirectory(configuration.clients, stored: parts.liveKeys, clock: parts.clock)
         let boundPort = parts.boundPort
+        let callbackURLs = CallbackURLCache(port: boundPort) { callbackURL(configuration, boundPort) }
         var router = Router()
         TokenController(
             clients: clients, limiter: limiter,
             issuer: TokenIssuer(accessKey: configuration.accessKey, mac: mac, upHosts: configuration.upHosts),
-            clock: parts.clock, metrics: parts.metrics, callbackURL: { callbackURL(configuration, boundPort) },
+            clock: parts.clock, metrics: parts.metrics, callbackURL: callbackURLs.current,
             endUsers: configuration.jwt.flatMap {
                 EndUserAuthenticator(
                     $0, clients: configuration.clients, serverRate: configuration.rateLimit, store: parts.store,

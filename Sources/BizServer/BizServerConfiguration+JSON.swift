@@ -125,6 +125,11 @@ extension BizServerConfiguration {
 
     /// Hex SHA-256 of an API key: the only form in which keys are stored or compared.
     public static func apiKeyHash(_ apiKey: String) -> String {
-        Hex.encode(SHA256.hash(Array(apiKey.utf8)))
+        Hex.encode(apiKeyDigest(apiKey))
+    }
+
+    /// The SHA-256 of an API key, as bytes (``apiKeyHash(_:)`` is its hex).
+    static func apiKeyDigest(_ apiKey: String) -> [UInt8] {
+        SHA256.hash(Array(apiKey.utf8))
     }
 }

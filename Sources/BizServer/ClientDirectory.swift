@@ -18,10 +18,19 @@ struct ClientDirectory: Sendable {
         let client: BizServerConfiguration.Client
         /// The key's id: `key_…` for a stored key, `config:<client>` for the configured one.
         let keyID: String
+        /// Whom the client's own tokens are for (its resolved key prefix and `endUser`): made
+        /// with the caller, so a configured key's is made once, not per token.
+        let subject: TokenSubject
+
+        init(client: BizServerConfiguration.Client, keyID: String) {
+            self.client = client
+            self.keyID = keyID
+            subject = TokenSubject(client)
+        }
     }
 
-    /// The configured keys, by hash; their `Caller`s are made once here, not per request.
-    private let callersByKeyHash: [String: Caller]
+    /// The configured keys, by digest; their `Caller`s are made once here, not per request.
+    private let callersByKeyDigest: [APIKeyDigest: Caller]
     private let clientsByID: [String: BizServerConfiguration.Client]
     private let stored: LiveAPIKeys?
     private let clock: any WallClock
@@ -29,11 +38,12 @@ struct ClientDirectory: Sendable {
     /// A directory of `clients`' configured keys and, when given, the `stored` ones (whose
     /// expiry is checked against `clock`).
     init(_ clients: [BizServerConfiguration.Client], stored: LiveAPIKeys? = nil, clock: any WallClock = SystemClock()) {
-        var index: [String: Caller] = [:]
-        for client in clients where !client.apiKeySHA256.isEmpty {
-            index[client.apiKeySHA256] = Caller(client: client, keyID: APIKeyListing.configurationID(client.id))
+        var index: [APIKeyDigest: Caller] = [:]
+        for client in clients {
+            guard let digest = APIKeyDigest(hex: client.apiKeySHA256) else { continue }
+            index[digest] = Caller(client: client, keyID: APIKeyListing.configurationID(client.id))
         }
-        callersByKeyHash = index
+        callersByKeyDigest = index
         clientsByID = Dictionary(clients.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
         self.stored = stored
         self.clock = clock
@@ -50,9 +60,9 @@ struct ClientDirectory: Sendable {
     func caller(authorization: String?) throws(BizError) -> Caller {
         guard let key = Self.bearer(authorization) else { throw BizError.missingAPIKey }
         guard !key.isEmpty, key.utf8.count <= 512 else { throw BizError.badAPIKey }
-        let hash = BizServerConfiguration.apiKeyHash(key)
-        if let caller = callersByKeyHash[hash] { return caller }
-        guard let entry = stored?.lookup(hash: hash), let client = clientsByID[entry.clientID] else {
+        let digest = APIKeyDigest(of: key)
+        if let caller = callersByKeyDigest[digest] { return caller }
+        guard let entry = stored?.lookup(hash: digest.hex), let client = clientsByID[entry.clientID] else {
             throw BizError.badAPIKey
         }
         if let expiresAt = entry.expiresAt, clock.now() >= Double(expiresAt) {
@@ -66,9 +76,15 @@ struct ClientDirectory: Sendable {
     static func bearer(_ authorization: String?) -> String? {
         guard let authorization else { return nil }
         // Every request carries one: ASCII headers are cut by bytes (the same answer as the
-        // Character-wise code below, which a combining mark after a space can change).
-        let bytes = Array(authorization.utf8)
-        guard bytes.allSatisfy({ $0 < 0x80 }) else { return characterBearer(authorization) }
+        // Character-wise code below, which a combining mark after a space can change), read in
+        // place as a Span, with only the credential copied out.
+        let utf8 = authorization.utf8
+        let bytes = utf8.span
+        var index = 0
+        while index < bytes.count {
+            if bytes[index] >= 0x80 { return characterBearer(authorization) }
+            index += 1
+        }
         let space = UInt8(ascii: " ")
         var start = 0
         while start < bytes.count && bytes[start] == space { start += 1 }
@@ -76,12 +92,17 @@ struct ClientDirectory: Sendable {
         while schemeEnd < bytes.count && bytes[schemeEnd] != space { schemeEnd += 1 }
         // Scheme, one space, then something (a bare "Bearer " has no credential part at all).
         guard schemeEnd + 1 < bytes.count, schemeEnd - start == 6 else { return nil }
-        for (offset, letter) in "bearer".utf8.enumerated() where bytes[start + offset] | 0x20 != letter { return nil }
+        var offset = start
+        for letter in "bearer".utf8 {
+            guard bytes[offset] | 0x20 == letter else { return nil }
+            offset += 1
+        }
         var lower = schemeEnd + 1
         var upper = bytes.count
         while lower < upper && bytes[lower] == space { lower += 1 }
         while upper > lower && bytes[upper - 1] == space { upper -= 1 }
-        return String(decoding: bytes[lower..<upper], as: UTF8.self)
+        let from = utf8.index(utf8.startIndex, offsetBy: lower), to = utf8.index(utf8.startIndex, offsetBy: upper)
+        return String(decoding: utf8[from..<to], as: UTF8.self)
     }
 
     private static func characterBearer(_ authorization: String) -> String? {

@@ -45,7 +45,7 @@ struct TokenController: Sendable {
             let caller = try clients.caller(authorization: request.headers["Authorization"])
             try local.take(clientID: caller.client.id, now: now)
             let tokenRequest = try TokenRequest.parse(request.body)
-            return try sign(for: caller.client, subject: nil, apiKey: caller.keyID, tokenRequest, now: now, context)
+            return try sign(for: caller.client, subject: caller.subject, apiKey: caller.keyID, tokenRequest, now: now, context)
         }
     }
 
@@ -60,7 +60,7 @@ struct TokenController: Sendable {
                 throw BizError.rateLimited(retryAfter: retryAfter)
             }
             let tokenRequest = try TokenRequest.parse(request.body)
-            return try sign(for: caller.client, subject: nil, apiKey: caller.keyID, tokenRequest, now: now, context)
+            return try sign(for: caller.client, subject: caller.subject, apiKey: caller.keyID, tokenRequest, now: now, context)
         } catch {
             throw refused(error, context)
         }

@@ -1,6 +1,6 @@
 #pragma once
-// OpenSSL libcrypto: SHA-1, SHA-256, MD5, HMAC through EVP_MAC, and signature verification
-// (RSA, ECDSA P-256, Ed25519) on keys built with EVP_PKEY_fromdata (OpenSSL 3).
+// OpenSSL libcrypto: SHA-1, SHA-256, MD5, HMAC through EVP_MAC (HMAC-SHA1 on SHA_CTX), and signature
+// verification (RSA, ECDSA P-256, Ed25519) on keys built with EVP_PKEY_fromdata (OpenSSL 3).
 #include <openssl/evp.h>
 #include <openssl/sha.h>
 #include <openssl/md5.h>
@@ -44,3 +44,14 @@ static inline int csslx_push_p256_public(OSSL_PARAM_BLD *builder, const unsigned
 static inline EVP_PKEY_CTX *csslx_pkey_context_rsa(void) { return EVP_PKEY_CTX_new_from_name(NULL, "RSA", NULL); }
 static inline EVP_PKEY_CTX *csslx_pkey_context_ec(void) { return EVP_PKEY_CTX_new_from_name(NULL, "EC", NULL); }
 static inline const char *csslx_digest_name_sha256(void) { return "SHA256"; }
+// SHA-1's own context, for HMAC-SHA1 keys prepared once (NativeCrypto PreparedSHA1HMAC): each
+// message copies the key's two 96-byte states, which EVP_MAC cannot offer. OpenSSL 3 deprecates
+// these calls in favour of EVP (they remain in its API); the pragmas keep that to these wrappers.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+static inline int csslx_sha1_init(SHA_CTX *context) { return SHA1_Init(context); }
+static inline int csslx_sha1_update(SHA_CTX *context, const void *data, size_t length) {
+    return SHA1_Update(context, data, length);
+}
+static inline int csslx_sha1_final(unsigned char *digest, SHA_CTX *context) { return SHA1_Final(digest, context); }
+#pragma GCC diagnostic pop

@@ -43,6 +43,6 @@ typealias PlatformMAC = CryptoKitMAC
 typealias PlatformRandom = SystemRandom
 #else
 typealias PlatformDigest = OpenSSLDigest
-typealias PlatformMAC = OpenSSLMAC
+typealias PlatformMAC = OpenSSLHMAC
 typealias PlatformRandom = OpenSSLRandom
 #endif

@@ -41,9 +41,11 @@ struct ConstantTimeUsageTests {
 
     @Test func apiKeysAreLookedUpByTheirSHA256() throws {
         let source = try Self.text("BizServer/ClientDirectory.swift")
-        // Configured keys and stored keys (`LiveAPIKeys`) alike are found by the hash of the key presented.
-        #expect(source.contains("let hash = BizServerConfiguration.apiKeyHash(key)"))
-        #expect(source.contains("callersByKeyHash[hash]") && source.contains("stored?.lookup(hash: hash)"))
+        // Configured keys and stored keys (`LiveAPIKeys`) alike are found by the hash of the key
+        // presented: configured ones by its digest's four words, stored ones by its hex.
+        #expect(source.contains("let digest = APIKeyDigest(of: key)"))
+        #expect(source.contains("callersByKeyDigest[digest]") && source.contains("stored?.lookup(hash: digest.hex)"))
+        #expect(try Self.text("BizServer/APIKeyDigest.swift").contains("BizServerConfiguration.apiKeyDigest(apiKey)"))
         #expect(try Self.text("BizServer/BizServerConfiguration+JSON.swift").contains("SHA256.hash("))
     }
 

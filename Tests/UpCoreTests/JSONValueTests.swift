@@ -11,6 +11,19 @@ struct JSONValueTests {
         #expect(value["missing"] == nil)
     }
 
+    /// Integers are written digit by digit: every digit count, both signs and both extremes.
+    @Test func integersAreWrittenAsSwiftPrintsThem() {
+        var values: [Int64] = [0, -1, Int64.max, Int64.min, Int64.min + 1, 1_900_003_600]
+        var power: Int64 = 1
+        for _ in 0..<18 {
+            values += [power - 1, power, power + 1, -power, 7 * power + 3]
+            power *= 10
+        }
+        for value in values {
+            #expect(JSONValue.int(value).serialized() == String(value))
+        }
+    }
+
     @Test func stringsRoundTrip() throws {
         let text = #""a/b \"q\" \\ \n \t \u0001 \u4e03 \ud83d\ude00""#
         let value = try JSONValue.parse(text)
@@ -33,6 +46,33 @@ struct JSONValueTests {
     @Test func bigIntegersBecomeDoubles() throws {
         #expect(try JSONValue.parse("9223372036854775807") == .int(.max))
         #expect(try JSONValue.parse("9223372036854775808") == .double(9_223_372_036_854_775_808))
+        #expect(try JSONValue.parse("-9223372036854775808") == .int(.min))
+        #expect(try JSONValue.parse("-9223372036854775809") == .double(-9_223_372_036_854_775_809))
+        #expect(try JSONValue.parse("99999999999999999999") == .double(1e20))
+    }
+
+    /// Integers are read digit by digit: every digit count and both signs give Swift's value.
+    @Test func integersAreReadAsSwiftReadsThem() throws {
+        var power: Int64 = 1
+        for _ in 0..<18 {
+            for value in [power - 1, power, 7 * power + 3, -power, -(power - 1)] {
+                #expect(try JSONValue.parse(String(value)) == .int(value))
+            }
+            power *= 10
+        }
+        #expect(try JSONValue.parse("-0") == .int(0))
+    }
+
+    /// A string without escapes is taken straight from the input: invalid UTF-8 is still
+    /// refused, at the same offset, and an escape after plain text still works.
+    @Test func plainStringsAreValidatedToo() throws {
+        #expect(try JSONValue.parse(Array(#"["abc","été"]"#.utf8)) == .array([.string("abc"), .string("été")]))
+        #expect(try JSONValue.parse(#""plain then \n escaped""#) == .string("plain then \n escaped"))
+        // The second one has an escape after the bad byte: the buffered path.
+        for text: [UInt8] in [[0x22, 0x61, 0xC3, 0x28, 0x22], [0x22, 0xFF, 0x5C, 0x6E, 0x22]] {
+            let error = #expect(throws: JSONValue.SyntaxError.self) { try JSONValue.parseDocument(text) }
+            #expect(error?.description == "invalid UTF-8 at byte 5")
+        }
     }
 
     @Test func deepNestingIsRefused() {

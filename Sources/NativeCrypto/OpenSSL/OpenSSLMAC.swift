@@ -2,6 +2,31 @@
 internal import CLibCrypto
 import Synchronization
 
+/// ``MACEngine`` on OpenSSL: HMAC-SHA1, the MAC of every Qiniu signature, on SHA-1 states
+/// prepared once per key (``PreparedSHA1HMAC``); the other digests on `EVP_MAC` (``OpenSSLMAC``).
+enum OpenSSLHMAC: MACEngine {
+    case sha1(PreparedSHA1HMAC)
+    case evp(OpenSSLMAC)
+
+    init(_ algorithm: DigestAlgorithm, key: [UInt8]) {
+        self = algorithm == .sha1 ? .sha1(PreparedSHA1HMAC(key: key)) : .evp(OpenSSLMAC(algorithm, key: key))
+    }
+
+    func code(for buffer: UnsafeRawBufferPointer) -> [UInt8] {
+        switch self {
+        case .sha1(let prepared): unsafe prepared.code(for: buffer)
+        case .evp(let mac): unsafe mac.code(for: buffer)
+        }
+    }
+
+    func code(forParts parts: [[UInt8]]) -> [UInt8] {
+        switch self {
+        case .sha1(let prepared): prepared.code(forParts: parts)
+        case .evp(let mac): mac.code(forParts: parts)
+        }
+    }
+}
+
 /// ``MACEngine`` on OpenSSL 3's `EVP_MAC`.
 ///
 /// OpenSSL 3's one-shot `HMAC()` fetches the provider implementation on every call (~4 µs here);
@@ -12,7 +37,7 @@ import Synchronization
 /// Duplicates are kept for reuse: a finished one is re-armed with `EVP_MAC_init(ctx, NULL, 0,
 /// NULL)`, which restarts HMAC under the key it already holds (OpenSSL's `hmac_init` with no
 /// key), and goes back to a small free list. That saves the allocation and freeing of three
-/// digest contexts per message (the token path signs one per request). At most `maxSpare`
+/// digest contexts per message (webhook and S3 signatures take one each). At most `maxSpare`
 /// are kept, about one per thread that signs at once.
 @safe final class OpenSSLMAC: MACEngine, @unchecked Sendable {
     private let byteCount: Int

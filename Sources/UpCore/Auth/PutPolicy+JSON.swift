@@ -44,83 +44,55 @@ extension PutPolicy {
     /// `ensure_ascii` output byte for byte.
     public func serialized() -> String { String(decoding: serializedBytes(), as: UTF8.self) }
 
-    /// ``serialized()`` as UTF-8 bytes, written straight from the fields (no ``JSONValue`` tree
-    /// in between: this runs for every token biz-server signs). Byte for byte the same as
-    /// `json.serialized()`; both walk ``forEachMember(_:)``.
+    /// ``serialized()`` as UTF-8 bytes, written straight from the fields into one buffer (no
+    /// ``JSONValue`` tree in between: this runs for every token biz-server signs). Byte for byte
+    /// the same as `json.serialized()`; both walk ``forEachMember(into:)``.
     public func serializedBytes() -> [UInt8] {
-        var output: [UInt8] = []
-        output.reserveCapacity(512)
-        output.append(UInt8(ascii: "{"))
-        var first = true
-        forEachMember { key, value in
-            if !first { output.append(UInt8(ascii: ",")) }
-            first = false
-            JSONValue.writeString(key, to: &output)
-            output.append(UInt8(ascii: ":"))
-            switch value {
-            case .string(let text): JSONValue.writeString(text, to: &output)
-            case .int(let number): output.append(contentsOf: String(number).utf8)
-            case .other(let json): json.write(to: &output)
-            }
-        }
-        output.append(UInt8(ascii: "}"))
-        return output
+        var writer = MemberWriter()
+        forEachMember(into: &writer)
+        writer.output.append(UInt8(ascii: "}"))
+        return writer.output
     }
 
     /// The policy as an ordered JSON object (the same member order as ``serialized()``).
     public var json: JSONValue {
-        var members: [(key: String, value: JSONValue)] = []
-        forEachMember { key, value in
-            switch value {
-            case .string(let text): members.append((key, .string(text)))
-            case .int(let number): members.append((key, .int(number)))
-            case .other(let json): members.append((key, json))
-            }
-        }
-        return .object(members)
-    }
-
-    /// A member's value: the two common kinds without a ``JSONValue`` around them.
-    private enum Member {
-        case string(String)
-        case int(Int64)
-        case other(JSONValue)
+        var collector = MemberCollector()
+        forEachMember(into: &collector)
+        return .object(collector.members)
     }
 
     /// The set members in serialization order: `scope`, `deadline`, the other set fields in the
-    /// order of §1.3's table, then ``unknownFields`` in order. The one place that order lives.
-    private func forEachMember(_ body: (String, Member) -> Void) {
-        body("scope", .string(scope))
-        body("deadline", .int(deadline))
-        func add(_ key: String, _ value: String?) { if let value { body(key, .string(value)) } }
-        func add(_ key: String, _ value: Int?) { if let value { body(key, .int(Int64(value))) } }
-        func add(_ key: String, _ value: Int64?) { if let value { body(key, .int(value)) } }
-        add("isPrefixalScope", isPrefixalScope)
-        add("insertOnly", insertOnly)
-        add("endUser", endUser)
-        add("returnUrl", returnUrl)
-        add("returnBody", returnBody)
-        add("callbackUrl", callbackUrl)
-        add("callbackHost", callbackHost)
-        add("callbackBody", callbackBody)
-        add("callbackBodyType", callbackBodyType)
-        add("callbackFetchKey", callbackFetchKey)
-        add("persistentOps", persistentOps)
-        add("persistentNotifyUrl", persistentNotifyUrl)
-        add("persistentPipeline", persistentPipeline)
-        add("persistentType", persistentType)
-        add("persistentWorkflowTemplateID", persistentWorkflowTemplateID)
-        add("saveKey", saveKey)
-        if let forceSaveKey { body("forceSaveKey", .other(.bool(forceSaveKey))) }
-        add("fsizeMin", fsizeMin)
-        add("fsizeLimit", fsizeLimit)
-        add("detectMime", detectMime)
-        add("mimeLimit", mimeLimit)
-        add("fileType", fileType)
-        add("deleteAfterDays", deleteAfterDays)
-        if let keylimit { body("keylimit", .other(.array(keylimit.map { .string($0) }))) }
-        add("trafficLimit", trafficLimit)
-        for (key, value) in unknownFields { body(key, .other(value)) }
+    /// order of §1.3's table, then ``unknownFields`` in order. The one place that order lives;
+    /// generic, so each receiver gets its own specialized walk (no closure call per field).
+    private func forEachMember(into sink: inout some MemberSink) {
+        sink.string("scope", scope)
+        sink.int("deadline", deadline)
+        sink.add("isPrefixalScope", isPrefixalScope)
+        sink.add("insertOnly", insertOnly)
+        sink.add("endUser", endUser)
+        sink.add("returnUrl", returnUrl)
+        sink.add("returnBody", returnBody)
+        sink.add("callbackUrl", callbackUrl)
+        sink.add("callbackHost", callbackHost)
+        sink.add("callbackBody", callbackBody)
+        sink.add("callbackBodyType", callbackBodyType)
+        sink.add("callbackFetchKey", callbackFetchKey)
+        sink.add("persistentOps", persistentOps)
+        sink.add("persistentNotifyUrl", persistentNotifyUrl)
+        sink.add("persistentPipeline", persistentPipeline)
+        sink.add("persistentType", persistentType)
+        sink.add("persistentWorkflowTemplateID", persistentWorkflowTemplateID)
+        sink.add("saveKey", saveKey)
+        if let forceSaveKey { sink.other("forceSaveKey", .bool(forceSaveKey)) }
+        sink.add("fsizeMin", fsizeMin)
+        sink.add("fsizeLimit", fsizeLimit)
+        sink.add("detectMime", detectMime)
+        sink.add("mimeLimit", mimeLimit)
+        sink.add("fileType", fileType)
+        sink.add("deleteAfterDays", deleteAfterDays)
+        if let keylimit { sink.other("keylimit", .array(keylimit.map { .string($0) })) }
+        sink.add("trafficLimit", trafficLimit)
+        for (key, value) in unknownFields { sink.other(key, value) }
     }
 
     private mutating func assign(_ key: String, _ value: JSONValue) throws(UpError) {
@@ -205,4 +177,68 @@ extension PutPolicy {
         guard let small = Int(exactly: number) else { throw mistyped(key, "integer") }
         return small
     }
+}
+
+/// Receives a policy's members from ``PutPolicy/forEachMember(into:)``. `string` and `int` get
+/// the documented fields, whose names are plain ASCII literals; `other` gets the rest (any name).
+private protocol MemberSink {
+    mutating func string(_ key: String, _ value: String)
+    mutating func int(_ key: String, _ value: Int64)
+    mutating func other(_ key: String, _ value: JSONValue)
+}
+
+extension MemberSink {
+    /// A field that may be unset: passed on only when set.
+    mutating func add(_ key: String, _ value: String?) { if let value { string(key, value) } }
+    mutating func add(_ key: String, _ value: Int?) { if let value { int(key, Int64(value)) } }
+    mutating func add(_ key: String, _ value: Int64?) { if let value { int(key, value) } }
+}
+
+/// Compact JSON text of the members, in one buffer.
+private struct MemberWriter: MemberSink {
+    var output: [UInt8]
+
+    init() {
+        output = []
+        output.reserveCapacity(512)
+        output.append(UInt8(ascii: "{"))
+    }
+
+    /// `"key":`, after a comma unless it is the first member; a documented field's name needs
+    /// no escaping, so it is copied as is.
+    private mutating func name(_ key: String, escaped: Bool) {
+        if output.count > 1 { output.append(UInt8(ascii: ",")) }
+        if escaped {
+            JSONValue.writeString(key, to: &output)
+        } else {
+            output.append(UInt8(ascii: "\""))
+            output.append(contentsOf: key.utf8)
+            output.append(UInt8(ascii: "\""))
+        }
+        output.append(UInt8(ascii: ":"))
+    }
+
+    mutating func string(_ key: String, _ value: String) {
+        name(key, escaped: false)
+        JSONValue.writeString(value, to: &output)
+    }
+
+    mutating func int(_ key: String, _ value: Int64) {
+        name(key, escaped: false)
+        JSONValue.appendDecimal(value, to: &output)
+    }
+
+    mutating func other(_ key: String, _ value: JSONValue) {
+        name(key, escaped: true)
+        value.write(to: &output)
+    }
+}
+
+/// The members as an ordered list, for ``PutPolicy/json``.
+private struct MemberCollector: MemberSink {
+    var members: [(key: String, value: JSONValue)] = []
+
+    mutating func string(_ key: String, _ value: String) { members.append((key, .string(value))) }
+    mutating func int(_ key: String, _ value: Int64) { members.append((key, .int(value))) }
+    mutating func other(_ key: String, _ value: JSONValue) { members.append((key, value)) }
 }

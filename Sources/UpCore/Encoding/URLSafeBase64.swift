@@ -1,17 +1,17 @@
+import NativeCrypto
+
 /// URL-safe base64 (RFC 4648 §5: `-` and `_` instead of `+` and `/`), the encoding of every
 /// Qiniu wire field: tokens, signatures, entry URIs, mkfile segments, etags.
 ///
 /// ``encode(_:)`` keeps the `=` padding because every official SDK emits it
 /// (qiniu-protocol.md, "Notation"); ``decode(_:)`` accepts padded and unpadded text.
-/// Hand-written tables: this sits on the token-verification hot path.
+/// Hand-written tables: this sits on the token-verification hot path. The encoder's loop is
+/// NativeCrypto's ``Base64Encoder`` (raw pointers, which this safe-only module cannot use).
 public enum URLSafeBase64 {
-    private static let alphabet: [UInt8] = Array(
-        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
-
     /// Maps an ASCII byte to its 6-bit value; 0xFF for bytes outside the URL-safe alphabet.
     private static let values: [UInt8] = {
         var table = [UInt8](repeating: 0xFF, count: 256)
-        for (index, byte) in alphabet.enumerated() { table[Int(byte)] = UInt8(index) }
+        for (index, byte) in Base64Encoder.urlSafeAlphabet.enumerated() { table[Int(byte)] = UInt8(index) }
         return table
     }()
 
@@ -47,27 +47,7 @@ public enum URLSafeBase64 {
     ///
     /// - Precondition: `output` has that many bytes from `start`.
     public static func write(_ input: [UInt8], range: Range<Int>, into output: inout [UInt8], at start: Int) {
-        let table = alphabet
-        var index = range.lowerBound
-        var out = start
-        while index + 3 <= range.upperBound {
-            let chunk = UInt32(input[index]) << 16 | UInt32(input[index + 1]) << 8 | UInt32(input[index + 2])
-            output[out] = table[Int(chunk >> 18 & 0x3F)]
-            output[out + 1] = table[Int(chunk >> 12 & 0x3F)]
-            output[out + 2] = table[Int(chunk >> 6 & 0x3F)]
-            output[out + 3] = table[Int(chunk & 0x3F)]
-            index += 3
-            out += 4
-        }
-        let remaining = range.upperBound - index
-        if remaining > 0 {
-            var chunk = UInt32(input[index]) << 16
-            if remaining == 2 { chunk |= UInt32(input[index + 1]) << 8 }
-            output[out] = table[Int(chunk >> 18 & 0x3F)]
-            output[out + 1] = table[Int(chunk >> 12 & 0x3F)]
-            output[out + 2] = remaining == 2 ? table[Int(chunk >> 6 & 0x3F)] : UInt8(ascii: "=")
-            output[out + 3] = UInt8(ascii: "=")
-        }
+        Base64Encoder.writeURLSafe(input, range: range, into: &output, at: start)
     }
 
     /// Decodes URL-safe base64, padded or not.

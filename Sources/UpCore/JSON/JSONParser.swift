@@ -147,16 +147,47 @@ struct JSONParser {
             guard index < bytes.count, isDigit(bytes[index]) else { throw failure("bad exponent") }
             while index < bytes.count && isDigit(bytes[index]) { index += 1 }
         }
+        if isInteger, let value = integer(start..<index) { return .int(value) }
         let text = String(decoding: bytes[start..<index], as: UTF8.self)
-        if isInteger, let value = Int64(text) { return .int(value) }
         guard let value = Double(text), value.isFinite else { throw failure("number out of range") }
         return .double(value)
+    }
+
+    /// The integer written at `range` (an optional `-`, then digits, as `parseNumber` checked),
+    /// read digit by digit with no `String`; nil when it does not fit in `Int64`.
+    private func integer(_ range: Range<Int>) -> Int64? {
+        var position = range.lowerBound
+        let negative = bytes[position] == UInt8(ascii: "-")
+        if negative { position += 1 }
+        var value: Int64 = 0
+        while position < range.upperBound {
+            let digit = Int64(bytes[position] &- UInt8(ascii: "0"))
+            let (shifted, overflowed) = value.multipliedReportingOverflow(by: 10)
+            let (next, carried) = negative ? shifted.subtractingReportingOverflow(digit) : shifted.addingReportingOverflow(digit)
+            if overflowed || carried { return nil }
+            value = next
+            position += 1
+        }
+        return value
     }
 
     private func isDigit(_ byte: UInt8) -> Bool { byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") }
 
     private mutating func parseString() throws(JSONValue.SyntaxError) -> String {
         index += 1
+        // Most strings (names, keys, ids) have no escape: validated and copied straight from
+        // the input, with no buffer in between. Anything else is read again below.
+        let start = index
+        while index < bytes.count {
+            let byte = bytes[index]
+            if byte == UInt8(ascii: "\"") {
+                index += 1
+                return try text(bytes.span.extracting(start..<index - 1))
+            }
+            if byte == UInt8(ascii: "\\") || byte < 0x20 { break }
+            index += 1
+        }
+        index = start
         var output = [UInt8]()
         while true {
             guard index < bytes.count else { throw failure("unterminated string") }
@@ -164,8 +195,7 @@ struct JSONParser {
             switch byte {
             case UInt8(ascii: "\""):
                 index += 1
-                guard let text = String(validating: output, as: UTF8.self) else { throw failure("invalid UTF-8") }
-                return text
+                return try text(output.span)
             case UInt8(ascii: "\\"):
                 index += 1
                 guard index < bytes.count else { throw failure("unterminated escape") }
@@ -196,6 +226,16 @@ struct JSONParser {
                 }
                 output.append(contentsOf: bytes[start..<index])
             }
+        }
+    }
+
+    /// `utf8` as a String, or the "invalid UTF-8" error (`UTF8Span`'s check: about half the
+    /// instructions of `String(validating:as:)`, which a token request pays on every member).
+    private func text(_ utf8: Span<UInt8>) throws(JSONValue.SyntaxError) -> String {
+        do {
+            return String(copying: try UTF8Span(validating: utf8))
+        } catch {
+            throw failure("invalid UTF-8")
         }
     }
 

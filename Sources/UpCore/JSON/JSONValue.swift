@@ -85,7 +85,7 @@ public enum JSONValue: Sendable, Equatable {
         switch self {
         case .null: output.append(contentsOf: "null".utf8)
         case .bool(let value): output.append(contentsOf: (value ? "true" : "false").utf8)
-        case .int(let value): output.append(contentsOf: String(value).utf8)
+        case .int(let value): Self.appendDecimal(value, to: &output)
         case .double(let value):
             // JSON has no NaN/Infinity; only reachable from hand-built values.
             if !value.isFinite {
@@ -113,6 +113,19 @@ public enum JSONValue: Sendable, Equatable {
             }
             output.append(UInt8(ascii: "}"))
         }
+    }
+
+    /// Appends `value` in decimal (a JSON integer), most significant digit first: no `String`
+    /// in between, and nothing reversed afterwards (reversing a slice of `output` copies it).
+    static func appendDecimal(_ value: Int64, to output: inout [UInt8]) {
+        if value < 0 { output.append(UInt8(ascii: "-")) }
+        let magnitude = value.magnitude
+        var unit: UInt64 = 1
+        while magnitude / unit >= 10 { unit *= 10 }
+        repeat {
+            output.append(UInt8(ascii: "0") + UInt8(magnitude / unit % 10))
+            unit /= 10
+        } while unit > 0
     }
 
     /// Appends `value` as a quoted JSON string literal.
