@@ -35,6 +35,7 @@ let package = Package(
         // MARK: C modules — module.modulemap + shim.h, nothing else
         .systemLibrary(name: "CLibCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
+        .systemLibrary(name: "CISAL", pkgConfig: "libisal", providers: [.apt(["libisal-dev"])]),
         .systemLibrary(name: "CMicroHTTPD", pkgConfig: "libmicrohttpd", providers: [.apt(["libmicrohttpd-dev"])]),
         .systemLibrary(name: "CSQLite3", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
@@ -43,8 +44,14 @@ let package = Package(
         // MARK: Native — the only importers of C, the only users of Unsafe*
         .target(name: "NativePostgres", dependencies: ["CLibPQ", "NativeOS"], swiftSettings: native),
         // OpenSSL on Linux only: on Apple platforms NativeCrypto hashes with CryptoKit (CryptoBackend.swift).
+        // CRC-32 from ISA-L on Linux (3.5x zlib's speed on every uploaded byte), zlib elsewhere.
         .target(
-            name: "NativeCrypto", dependencies: [.target(name: "CLibCrypto", condition: .when(platforms: [.linux])), "CZlib"],
+            name: "NativeCrypto",
+            dependencies: [
+                .target(name: "CLibCrypto", condition: .when(platforms: [.linux])),
+                .target(name: "CISAL", condition: .when(platforms: [.linux])),
+                "CZlib",
+            ],
             swiftSettings: native),
         .target(name: "NativeOS", swiftSettings: native),
         .target(name: "NativeStore", dependencies: ["CSQLite3", "NativeOS"], swiftSettings: native),

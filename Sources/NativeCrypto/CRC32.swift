@@ -1,9 +1,17 @@
 internal import CZlib
+#if os(Linux)
+internal import CISAL
+#endif
 
 /// CRC-32 (IEEE 802.3 / zlib, reflected) — not CRC-32C. qiniu-protocol.md §7.3.
 ///
 /// Incremental: `update` as bytes arrive; `value` is the unsigned CRC of everything so far, the
 /// same number the Python SDK prints (`zlib.crc32(x) & 0xffffffff`).
+///
+/// Every uploaded byte passes through it on both ends, so on Linux the bytes go to ISA-L's
+/// `crc32_gzip_refl` (carry-less multiply; ~0.09 CPU-s per GiB here against zlib's ~0.30), which
+/// computes the same function with the same pre- and post-inversion. zlib is the fallback
+/// elsewhere and still does ``combine``.
 public struct CRC32: Sendable, Hashable {
     /// The CRC of all bytes fed so far (0 for none).
     public private(set) var value: UInt32 = 0
@@ -30,7 +38,11 @@ public struct CRC32: Sendable, Hashable {
     private mutating func update(buffer: UnsafeRawBufferPointer) {
         guard buffer.count > 0 else { return }
         let base = unsafe buffer.baseAddress!.assumingMemoryBound(to: UInt8.self)
+        #if os(Linux)
+        value = unsafe crc32_gzip_refl(value, base, UInt64(buffer.count))
+        #else
         value = UInt32(truncatingIfNeeded: unsafe crc32_z(UInt(value), base, buffer.count))
+        #endif
     }
 
     /// The CRC-32 of two byte strings back to back, from the CRC of each: lets a writer CRC a
