@@ -66,6 +66,7 @@ def rows(f):
         row("many small uploads (64 at once, form and v1, 4–64 KiB, callback + record each; load suite)",
             f"{small:,.0f} uploads/s", f"{SMALL_BASELINE} uploads/s (issue 14, main d2cc844, not this run)",
             small / SMALL_BASELINE, "≥ 2×", small / SMALL_BASELINE >= 2)
+    scale_rows(f, row, nginx, python, floor, put)
     rss = f.get("big.rss_mib", f.get("cli.rss_mib"))
     if rss:
         size = f.get("big.mib", f.get("client.mib", 0))
@@ -75,6 +76,39 @@ def rows(f):
         row(f"memory: up-server VmHWM, {f['up.concurrent']:.0f} concurrent uploads", f"{f['up.rss_mib']:.1f} MiB",
             "96 MiB", f["up.rss_mib"] / 96, "≤ 1×", f["up.rss_mib"] <= 96)
     return out
+
+
+def scale_rows(f, row, nginx, python, floor, put):
+    """The same rows on PostgreSQL + S3 (scripts/bench/scale, the cluster load), against the same
+    peers from this run; the store's own CPU (SeaweedFS, PostgreSQL) is shown beside up-server's."""
+    label = "PostgreSQL + S3"
+    biz = f.get("scale.token.c64")
+    if biz and nginx:
+        row(f"{label}: `POST /v1/uptoken` (biz-server on PostgreSQL), vs nginx `return 200`",
+            f"{biz:,.0f} req/s", f"{nginx:,.0f} req/s", biz / nginx, "≥ 0.8×", biz / nginx >= 0.8)
+    if biz and python:
+        row(f"{label}: same, vs the Python peer", f"{biz:,.0f} req/s", f"{python:,.0f} req/s", biz / python,
+            "≥ 10×", biz / python >= 10)
+    for proto, name in (("cli", "v1"), ("v2", "v2")):
+        if floor is None or f"scale.{proto}.server_cpu_gib" not in f:
+            continue
+        server, client, wall, store, pg = (f[f"scale.{proto}.{k}"] for k in
+                                           ("server_cpu_gib", "client_cpu_gib", "wall_gib", "store_cpu_gib",
+                                            "postgres_cpu_gib"))
+        row(f"{label}, {name}: up-server CPU per GiB vs the hash floor (the store's own CPU in brackets)",
+            f"{server:.2f} s (SeaweedFS {store:.2f} s, PostgreSQL {pg:.2f} s)", f"{floor:.2f} s", server / floor,
+            "≤ 1.5×", server / floor <= 1.5)
+        row(f"{label}, {name}: up-cli CPU per GiB vs the hash floor", f"{client:.2f} s", f"{floor:.2f} s",
+            client / floor, "≤ 1.5×", client / floor <= 1.5)
+        if put is not None:
+            limit = floor + put
+            row(f"{label}, {name}: wall per GiB vs the limit (as above)", f"{wall:.2f} s", f"{limit:.2f} s",
+                limit / wall, "≥ 0.8×", limit / wall >= 0.8)
+    small = f.get("scale.small.uploads_s")
+    if small:
+        row(f"{label}: many small uploads (as above; one up-server and one biz-server behind nginx)",
+            f"{small:,.0f} uploads/s", f"{SMALL_BASELINE} uploads/s (issue 14, SQLite, not this run)",
+            small / SMALL_BASELINE, "≥ 2×", small / SMALL_BASELINE >= 2)
 
 
 def chart(f, path):

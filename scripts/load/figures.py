@@ -1,7 +1,6 @@
 """The load suite's figures (see load.py): latency percentiles, wrk's machine-readable lines
 (uptoken.lua), each server's handling time per route from its access log, CPU seconds."""
 import json
-import os
 import resource
 
 def percentiles(values):
@@ -55,16 +54,6 @@ def log_durations(path):
     except OSError:
         pass
     return routes
-
-
-def cpu_seconds(pid):
-    """user + system CPU seconds of a live process (None if it is gone)."""
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            fields = f.read().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-    except (OSError, IndexError, ValueError):
-        return None
 
 
 def raise_nofile(want):

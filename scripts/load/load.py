@@ -41,7 +41,7 @@ import time
 
 import harness as h
 from harness.cluster import Cluster
-from figures import cpu_seconds, log_durations, parse_wrk, percentiles, raise_nofile
+from figures import log_durations, parse_wrk, percentiles, raise_nofile
 from wave_uploads import Upload, hold_connections, run_wave
 
 SUITE = "load"
@@ -108,7 +108,7 @@ class Run:
         if self.use_wrk:
             while time.monotonic() - self.wrk_t0 < self.wrk_min + 1:
                 time.sleep(0.1)
-            self.wrk_cpu = cpu_seconds(self.wrk.pid)
+            self.wrk_cpu = h.cpu_seconds(self.wrk.pid)
             self.wrk.send_signal(signal.SIGINT)
             try:
                 self.wrk.wait(timeout=30)
@@ -137,11 +137,11 @@ class Run:
             ("biz_callbacks_rejected", self.bizs), ("up_callback_attempts", self.ups),
             ("up_callback_failures", self.ups))}
         state = {"outbox_idle": h.outbox_idle(self.up.url), "records": h.biz_records(self.biz.url) or [],
-                 "metrics": m, "cpu": {"up-server": sum(cpu_seconds(s.process.pid) or 0 for s in self.ups),
-                                       "biz-server": sum(cpu_seconds(s.process.pid) or 0 for s in self.bizs)}}
+                 "metrics": m, "cpu": {"up-server": sum(h.cpu_seconds(s.process.pid) or 0 for s in self.ups),
+                                       "biz-server": sum(h.cpu_seconds(s.process.pid) or 0 for s in self.bizs)}}
         if self.cluster:
-            state["cpu"]["nginx"] = cpu_seconds(self.cluster.nginx.pid)
-            state["cpu"]["postgres"] = postgres_cpu_seconds(self.cluster.pg_dir)
+            state["cpu"]["nginx"] = h.cpu_seconds(self.cluster.nginx.pid)
+            state["cpu"]["postgres"] = h.postgres_cpu_seconds(self.cluster.pg_dir)
             self.cluster.stop()
         else:
             self.up.stop()
@@ -162,16 +162,6 @@ class Entry:
 
     def __init__(self, port):
         self.port, self.url = port, f"http://127.0.0.1:{port}"
-
-
-def postgres_cpu_seconds(pg_dir):
-    """CPU seconds of the postmaster and its backends (children of the postmaster pid)."""
-    try:
-        master = int(open(os.path.join(pg_dir, "data", "postmaster.pid")).readline())
-        children = open(f"/proc/{master}/task/{master}/children").read().split()
-    except (OSError, ValueError):
-        return None
-    return sum(cpu_seconds(int(pid)) or 0 for pid in [master, *children])
 
 
 class Prefixed:

@@ -136,6 +136,26 @@ class Server:
                    os.path.join(work, "biz"), os.path.join(work, "biz-server.log"), env=env)
 
 
+def cpu_seconds(pid):
+    """user + system CPU seconds of a live process (None if it is gone)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def postgres_cpu_seconds(pg_dir):
+    """CPU seconds of a private cluster's postmaster and its live backends (its children)."""
+    try:
+        master = int(open(os.path.join(pg_dir, "data", "postmaster.pid")).readline())
+        children = open(f"/proc/{master}/task/{master}/children").read().split()
+    except (OSError, ValueError):
+        return None
+    return sum(cpu_seconds(int(pid)) or 0 for pid in [master, *children])
+
+
 def bin_dir(args_bin):
     """--bin DIR, else $CHAOS_BIN, else the release build (built here if missing)."""
     d = args_bin or os.environ.get("CHAOS_BIN")
