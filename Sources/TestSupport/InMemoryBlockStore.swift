@@ -17,6 +17,8 @@ public final class InMemoryBlockStore: BlockStore {
         var syncs: [BlobID: Int] = [:]
         var capacity: Int64?
         var afterInventory: (@Sendable () -> Void)?
+        var appendSize = 256 << 10  // the default of `BlockStore.appendSize`, as FileBlockStore
+        var appended: [Int] = []
     }
 
     private let state = Mutex(State())
@@ -55,6 +57,7 @@ public final class InMemoryBlockStore: BlockStore {
             }
             data += bytes
             state.blobs[blob] = data
+            state.appended.append(bytes.count)
             return Int64(data.count)
         }
     }
@@ -65,6 +68,15 @@ public final class InMemoryBlockStore: BlockStore {
         get { state.withLock { $0.capacity } }
         set { state.withLock { $0.capacity = newValue } }
     }
+
+    /// See `BlockStore.appendSize`: `FileBlockStore`'s unless a test sets an S3-like size.
+    public var appendSize: Int {
+        get { state.withLock { $0.appendSize } }
+        set { state.withLock { $0.appendSize = newValue } }
+    }
+
+    /// The byte count of every append that succeeded, in order.
+    public var appendedSizes: [Int] { state.withLock { $0.appended } }
 
     /// Bytes held by all blobs.
     public var bytesUsed: Int64 { state.withLock { $0.blobs.values.reduce(Int64(0)) { $0 + Int64($1.count) } } }

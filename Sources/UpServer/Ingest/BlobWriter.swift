@@ -7,8 +7,8 @@ import UpCore
 /// as the write, and the fsync policy live here and nowhere else.
 ///
 /// Memory and overlap: pieces from HTTPKit (a few KiB each) are gathered into a buffer of at
-/// most ``bufferLimit`` bytes; a full buffer is handed to the I/O executor (`BlockingWork`),
-/// which appends it, then updates every digest asked for (CRC-32, MD5, etag block SHA-1s, a v1
+/// most `store.appendSize` bytes (``bufferLimit`` on disk, 1 MiB on S3); a full buffer is handed
+/// to the I/O executor (`BlockingWork`), which appends it, then updates every digest asked for (CRC-32, MD5, etag block SHA-1s, a v1
 /// block's running SHA-1: each route asks only for what its protocol needs, `BlobTarget`) —
 /// while the next buffer fills from the socket. At most one flush is in flight, so writes and
 /// digest updates stay in order, and every byte is copied once (piece → buffer). The two buffers
@@ -28,11 +28,14 @@ import UpCore
 /// Not Sendable: one request owns it. Call ``write(_:)`` for each piece, then ``finish()`` once —
 /// or ``abandon()`` after any failure.
 final class BlobWriter {
-    /// Most bytes gathered before one append.
+    /// Most bytes gathered before one append, unless the store asks for another size
+    /// (`BlockStore.appendSize`).
     static let bufferLimit = 256 * 1024
 
     private let target: BlobTarget
     private let sink: BlobSink
+    /// Bytes gathered before one append (the store's `appendSize`).
+    private let limit: Int
     private var buffer: [UInt8] = []
     private var spare: [UInt8] = []
     private var inFlight: (task: Task<Void, any Error>, handoff: Handoff)?
@@ -52,7 +55,8 @@ final class BlobWriter {
     init(_ target: BlobTarget, store: any BlockStore, hashes: BlockHashCache, syncEveryChunk: Bool) {
         self.target = target
         sink = BlobSink(target: target, store: store, hashes: hashes, syncEveryChunk: syncEveryChunk)
-        buffer.reserveCapacity(Self.bufferLimit)
+        limit = max(1, store.appendSize)
+        buffer.reserveCapacity(limit)
     }
 
     /// Streams `body` through ``write(_:)`` and ``finish()``; on failure, waits for the write in
@@ -78,12 +82,12 @@ final class BlobWriter {
         var rest = piece[...]
         while !rest.isEmpty {
             // A `.blocks` buffer never straddles a 4 MiB boundary: each flush lands in one blob.
-            let room = min(Self.bufferLimit - buffer.count, Int(clamping: target.room(after: flushed + Int64(buffer.count))))
+            let room = min(limit - buffer.count, Int(clamping: target.room(after: flushed + Int64(buffer.count))))
             let take = min(room, rest.count)
             buffer.append(contentsOf: rest.prefix(take))
             rest = rest.dropFirst(take)
             let closes = target.endsBlob(at: flushed + Int64(buffer.count))
-            if buffer.count >= Self.bufferLimit || closes { try await flush(closing: closes) }
+            if buffer.count >= limit || closes { try await flush(closing: closes) }
         }
     }
 
@@ -125,7 +129,7 @@ final class BlobWriter {
         flushed += Int64(handoff.bytes.count)
         inFlight = (Task { try await BlockingWork.run { try sink.append(handoff.bytes, closing: closing) } }, handoff)
         buffer.removeAll(keepingCapacity: true)
-        if buffer.capacity < Self.bufferLimit { buffer.reserveCapacity(Self.bufferLimit) }
+        if buffer.capacity < limit { buffer.reserveCapacity(limit) }
     }
 
     /// Waits for the flush in flight; its buffer comes back as the spare.

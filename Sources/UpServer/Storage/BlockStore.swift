@@ -45,6 +45,10 @@ public protocol BlockStore: Sendable {
     /// and callers skip it (S3: a PUT is confirmed once stored; saves a round trip per block).
     /// `false` unless a store says otherwise.
     var writesAreDurable: Bool { get }
+    /// Bytes a writer gathers before one ``append(_:to:at:)``: its buffer size (it holds two).
+    /// Each append is one write call on a disk, but one PUT (and a LIST) on S3, where fewer,
+    /// larger appends cost far less. ``BlobWriter/bufferLimit`` unless a store says otherwise.
+    var appendSize: Int { get }
 
     /// The blob's current length in bytes.
     ///
@@ -84,6 +88,9 @@ extension BlockStore {
     /// See ``BlockStore/writesAreDurable``: a store's confirmed writes need ``sync(_:)`` unless
     /// it says otherwise.
     public var writesAreDurable: Bool { false }
+
+    /// See ``BlockStore/appendSize``: 256 KiB unless a store says otherwise.
+    public var appendSize: Int { BlobWriter.bufferLimit }
 
     /// Every blob in the store, sorted (``inventory()`` without the times).
     public func list() throws -> [BlobID] { try inventory().map(\.id) }

@@ -51,6 +51,22 @@ struct BlobWriterTests {
         #expect(written.md5 == nil && written.blockSHA1 == nil)
     }
 
+    /// S3 makes each append a PUT (and a LIST): a store that asks for larger appends gets them,
+    /// still cut at every 4 MiB block.
+    @Test(arguments: [(BlobWriter.bufferLimit, 36), (1 << 20, 9)])
+    func eachAppendCarriesTheStoresAppendSize(appendSize: Int, appends: Int) async throws {
+        store.appendSize = appendSize
+        let bytes = V1Data.bytes(9 << 20, seed: 7)
+        let written = try await feed(
+            writer(BlobTarget(layout: .blocks, limit: .max, overflow: Self.overflow, crc32: true)), bytes,
+            pieceSize: 65_536)
+        #expect(store.appendedSizes.count == appends)
+        #expect(store.appendedSizes.allSatisfy { $0 <= appendSize })
+        var stored: [UInt8] = []
+        for segment in written.segments { stored += try store.read(segment.blob, range: 0..<segment.length) }
+        #expect(stored == bytes)
+    }
+
     @Test func anEmptyFileHasNoBlobButAnEmptyPartHasOne() async throws {
         let file = try await writer(BlobTarget(layout: .blocks, limit: .max, overflow: Self.overflow, etag: true)).finish()
         #expect(file.segments.isEmpty && file.etag?.etag == "Fto5o-5ea0sNMlW_75VgGJCv2AcJ")

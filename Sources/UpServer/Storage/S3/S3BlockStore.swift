@@ -104,6 +104,11 @@ public final class S3BlockStore: BlockStore {
     /// See `BlockStore.writesAreDurable`: S3 confirms a PUT once it is stored.
     public var writesAreDurable: Bool { true }
 
+    /// See `BlockStore.appendSize`: every append is a PUT and a LIST, each with its own signing,
+    /// connection work and the store's per-object costs; 1 MiB instead of 256 KiB makes a quarter
+    /// of them. The price is memory: a writer holds two such buffers.
+    public var appendSize: Int { 1 << 20 }
+
     /// See `BlockStore.append(_:to:at:)`.
     public func append(_ bytes: [UInt8], to blob: BlobID, at expectedOffset: Int64) throws -> Int64 {
         let untouched = fresh.withLock { $0.remove(blob) } != nil
