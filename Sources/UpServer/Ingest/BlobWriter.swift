@@ -8,13 +8,14 @@ import UpCore
 ///
 /// Memory and overlap: pieces from HTTPKit (a few KiB each) are gathered into a buffer of at
 /// most `store.appendSize` bytes (``bufferLimit`` on disk, 1 MiB on S3); a full buffer is handed
-/// to the I/O executor (`BlockingWork`), which appends it, then updates every digest asked for (CRC-32, MD5, etag block SHA-1s, a v1
-/// block's running SHA-1: each route asks only for what its protocol needs, `BlobTarget`) —
-/// while the next buffer fills from the socket. At most one flush is in flight, so writes and
-/// digest updates stay in order, and every byte is copied once (piece → buffer). The two buffers
-/// take turns and each has one owner at a time (the flush's buffer is moved to the I/O thread
-/// and back, ``Handoff``), so no flush allocates: a buffer still shared when refilled would be
-/// reallocated (1,567 of 8,640 flushes were in one `scripts/bench/upload --targets rss` run).
+/// to the I/O executor (`BlockingWork`), which appends it, then updates every digest asked for
+/// (CRC-32, MD5, etag block SHA-1s, a v1 block's running SHA-1: each route asks only for what its
+/// protocol needs, `BlobTarget`) — while the next buffer fills from the socket. At most one
+/// flush is in flight, so writes and digest updates stay in order, and every byte is copied once
+/// (piece → buffer). The two buffers take turns and each has one owner at a time (the flush's
+/// buffer is moved to the I/O thread and back, ``Handoff``), so no flush allocates: a buffer
+/// still shared when refilled would be reallocated (1,567 of 8,640 flushes were in one
+/// `scripts/bench/upload --targets rss` run).
 ///
 /// fsync policy (DESIGN.md "Acknowledged means stored"): a blob is fsynced when it is sealed —
 /// a v1 block when a chunk completes it, a v2 part at its end, a form or `/put` blob when it

@@ -47,7 +47,7 @@ public protocol BlockStore: Sendable {
     var writesAreDurable: Bool { get }
     /// Bytes a writer gathers before one ``append(_:to:at:)``: its buffer size (it holds two).
     /// Each append is one write call on a disk, but one PUT (and a LIST) on S3, where fewer,
-    /// larger appends cost far less. ``BlobWriter/bufferLimit`` unless a store says otherwise.
+    /// larger appends cost far less. 256 KiB unless a store says otherwise.
     var appendSize: Int { get }
 
     /// The blob's current length in bytes.
