@@ -7,7 +7,7 @@ import UpCore
 /// as the write, and the fsync policy live here and nowhere else.
 ///
 /// Memory and overlap: pieces from HTTPKit (a few KiB each) are gathered into a buffer of at
-/// most `store.appendSize` bytes (``bufferLimit`` on disk, 1 MiB on S3); a full buffer is handed
+/// most `store.appendSize` bytes (``bufferLimit`` on disk, 512 KiB on S3); a full buffer is handed
 /// to the I/O executor (`BlockingWork`), which appends it, then updates every digest asked for
 /// (CRC-32, MD5, etag block SHA-1s, a v1 block's running SHA-1: each route asks only for what its
 /// protocol needs, `BlobTarget`) — while the next buffer fills from the socket. At most one
