@@ -1,5 +1,5 @@
 """The load suite's figures (see load.py): latency percentiles, wrk's machine-readable lines
-(uptoken.lua), each server's handling time per route from its access log, CPU seconds."""
+(uptoken.lua), each server's handling time per route from its access log (CPU seconds: harness)."""
 import json
 import resource
 
