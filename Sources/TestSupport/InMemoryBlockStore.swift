@@ -19,6 +19,7 @@ public final class InMemoryBlockStore: BlockStore {
         var afterInventory: (@Sendable () -> Void)?
         var appendSize = 256 << 10  // the default of `BlockStore.appendSize`, as FileBlockStore
         var appended: [Int] = []
+        var following = 0
     }
 
     private let state = Mutex(State())
@@ -61,6 +62,24 @@ public final class InMemoryBlockStore: BlockStore {
             return Int64(data.count)
         }
     }
+
+    /// See `BlockStore.appendFollowing(_:to:at:)`: checks what a store may take for granted —
+    /// the blob ends exactly at `offset` — and fails with `BlockStoreError.io` if it does not,
+    /// so a caller that breaks the promise fails its tests.
+    public func appendFollowing(_ bytes: [UInt8], to blob: BlobID, at offset: Int64) throws -> Int64 {
+        let length = try state.withLock { state in
+            state.following += 1
+            return state.blobs[blob].map { Int64($0.count) }
+        }
+        guard let length else { throw BlockStoreError.notFound(blob) }
+        guard length == offset else {
+            throw BlockStoreError.io(blob, reason: "appendFollowing at \(offset), but the blob is \(length) bytes long")
+        }
+        return try append(bytes, to: blob, at: offset)
+    }
+
+    /// How many appends came through ``appendFollowing(_:to:at:)``.
+    public var followingAppends: Int { state.withLock { $0.following } }
 
     /// Most bytes all blobs may hold together (`nil`: unlimited, the default). Lowering it
     /// below what is stored keeps the blobs; only appends are refused.

@@ -19,6 +19,9 @@ final class BlobSink: Sendable {
     private struct State: ~Copyable {
         /// The blob being written and its length; for a v1 chunk, the block from its offset.
         var current: (blob: BlobID, length: Int64)?
+        /// Whether `current`'s length is where this sink's own last append to it ended (the
+        /// next append is `BlockStore.appendFollowing`).
+        var following = false
         var finished: [Segment] = []
         var created: [BlobID] = []
         var crc: CRC32?
@@ -51,7 +54,12 @@ final class BlobSink: Sendable {
     func append(_ bytes: [UInt8], closing: Bool) throws {
         try state.withLock { state in
             let (blob, length) = try current(&state)
-            let end = try store.append(bytes, to: blob, at: length)
+            let following = state.following
+            state.following = false  // until this append has succeeded
+            let end =
+                following
+                ? try store.appendFollowing(bytes, to: blob, at: length) : try store.append(bytes, to: blob, at: length)
+            state.following = true
             if case .block = target.layout { try hashes.update(blob, at: length, with: bytes, store: store) }
             state.crc?.update(bytes)
             state.md5?.update(bytes)
@@ -119,5 +127,6 @@ final class BlobSink: Sendable {
         try sync(blob)
         state.finished.append(Segment(blob: blob, length: length))
         state.current = nil
+        state.following = false
     }
 }

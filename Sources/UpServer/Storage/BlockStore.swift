@@ -34,6 +34,13 @@ public protocol BlockStore: Sendable {
     /// - Throws: `BlockStoreError.notFound`, `.missingBytes`, `.io`; `UpError(.insufficientStorage)`.
     func append(_ bytes: [UInt8], to blob: BlobID, at expectedOffset: Int64) throws -> Int64
 
+    /// ``append(_:to:at:)`` for the next piece of the same write: `offset` is where the caller's
+    /// own previous append to `blob`, in the same request body, ended. That append already cut
+    /// the blob back to the acknowledged offset, and a blob has one writer at a time, so nothing
+    /// lies past `offset` that this writer did not put there: a store may skip the checks (S3:
+    /// the LIST before every PUT). Same result, same errors, otherwise.
+    func appendFollowing(_ bytes: [UInt8], to blob: BlobID, at offset: Int64) throws -> Int64
+
     /// Makes the blob's bytes durable (`FileBlockStore`: fsync of the file; its directory entry
     /// was made durable when the blob was created).
     ///
@@ -91,6 +98,12 @@ extension BlockStore {
 
     /// See ``BlockStore/appendSize``: 256 KiB unless a store says otherwise.
     public var appendSize: Int { BlobWriter.bufferLimit }
+
+    /// See ``BlockStore/appendFollowing(_:to:at:)``: ``BlockStore/append(_:to:at:)``, checks
+    /// and all, unless a store has something to save.
+    public func appendFollowing(_ bytes: [UInt8], to blob: BlobID, at offset: Int64) throws -> Int64 {
+        try append(bytes, to: blob, at: offset)
+    }
 
     /// Every blob in the store, sorted (``inventory()`` without the times).
     public func list() throws -> [BlobID] { try inventory().map(\.id) }

@@ -51,8 +51,10 @@ struct BlobWriterTests {
         #expect(written.md5 == nil && written.blockSHA1 == nil)
     }
 
-    /// S3 makes each append a PUT (and a LIST): a store that asks for larger appends gets them,
-    /// still cut at every 4 MiB block.
+    /// S3 makes each append a PUT (and the first of a blob a LIST): a store that asks for larger
+    /// appends gets them, still cut at every 4 MiB block. Only the first append of each of the
+    /// three blobs is a checked one; the rest follow the writer's own (`appendFollowing`, which
+    /// the in-memory store verifies: the blob ends where the writer says).
     @Test(arguments: [(BlobWriter.bufferLimit, 36), (1 << 20, 9)])
     func eachAppendCarriesTheStoresAppendSize(appendSize: Int, appends: Int) async throws {
         store.appendSize = appendSize
@@ -62,6 +64,7 @@ struct BlobWriterTests {
             pieceSize: 65_536)
         #expect(store.appendedSizes.count == appends)
         #expect(store.appendedSizes.allSatisfy { $0 <= appendSize })
+        #expect(store.followingAppends == appends - 3)
         var stored: [UInt8] = []
         for segment in written.segments { stored += try store.read(segment.blob, range: 0..<segment.length) }
         #expect(stored == bytes)
@@ -106,6 +109,20 @@ struct BlobWriterTests {
         #expect(second.blockSHA1 == SHA1.hash(bytes))  // the block's, from the running hash
         #expect(store.syncCount(of: blob) == (syncEveryChunk ? 2 : 1))
         #expect(try store.read(blob, range: 0..<600_000) == bytes)
+    }
+
+    /// A chunk's first append is a checked one: it cuts the tail a failed earlier try left past
+    /// the acknowledged offset. Only the chunk's later appends follow its own.
+    @Test func aV1ChunkCutsAnUnacknowledgedTailBeforeItsOwnAppendsFollow() async throws {
+        let bytes = V1Data.bytes(1_000_000, seed: 3)
+        let blob = try store.create()
+        _ = try store.append(Array(bytes[0..<400_000]) + Array(repeating: 0xEE, count: 100_000), to: blob, at: 0)
+        _ = try await feed(
+            writer(.chunk(of: blob, at: 400_000, blockSize: 1_000_000, overflow: Self.overflow)),
+            Array(bytes[400_000...]), pieceSize: 65_536)
+        #expect(store.appendedSizes.count == 4)  // the setup's, then 600,000 bytes in three
+        #expect(store.followingAppends == 2)
+        #expect(try store.read(blob, range: 0..<1_000_000) == bytes)
     }
 
     @Test func aBodyPastTheLimitIsRefusedBeforeThePieceIsWritten() async throws {

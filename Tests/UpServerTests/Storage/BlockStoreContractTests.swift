@@ -23,16 +23,18 @@ enum BlobStoreKind: String, CaseIterable, CustomTestStringConvertible {
     }
 }
 
-/// An `S3BlockStore` on a fresh bucket of the test process's shared SeaweedFS.
-func s3BlockStore(_ directory: TemporaryDirectory, bucket: String = SeaweedFS.uniqueBucket("blobs")) async throws
-    -> S3BlockStore
-{
+/// An `S3BlockStore` on a fresh bucket of the test process's shared SeaweedFS, talking through
+/// `transport` (a fresh libcurl one unless a test watches the requests).
+func s3BlockStore(
+    _ directory: TemporaryDirectory, bucket: String = SeaweedFS.uniqueBucket("blobs"),
+    transport: (any StreamingHTTPTransport)? = nil
+) async throws -> S3BlockStore {
     let seaweed = try await SeaweedFS.shared()
     let settings = S3Settings(
         endpoint: seaweed.endpoint, region: seaweed.region, bucket: bucket,
         credentials: S3Credentials(accessKeyId: seaweed.accessKeyId, secretAccessKey: seaweed.secretAccessKey),
         requestTimeout: .seconds(20), transferTimeout: .seconds(60))
-    let client = try S3Client(settings: settings, transport: try CurlTransport())
+    let client = try S3Client(settings: settings, transport: try transport ?? CurlTransport())
     try? await client.createBucket()
     return S3BlockStore(client: client)
 }
@@ -63,6 +65,47 @@ struct BlockStoreContractTests {
             #expect(try store.append([7], to: blob, at: 0) == 1)
             #expect(try store.read(blob, range: 0..<1) == [7])
         }
+    }
+
+    /// The next pieces of one write continue where the writer's own append ended; a later
+    /// checked append still cuts what was never acknowledged, across those pieces too.
+    @Test(arguments: BlobStoreKind.allCases)
+    func appendFollowingContinuesTheWritersOwnAppend(kind: BlobStoreKind) async throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let store = try await kind.make(directory)
+        try await BlockingIO.run {
+            let blob = try store.create()
+            #expect(try store.append(Array("0123".utf8), to: blob, at: 0) == 4)
+            #expect(try store.appendFollowing(Array("4567".utf8), to: blob, at: 4) == 8)
+            #expect(try store.appendFollowing([], to: blob, at: 8) == 8)
+            #expect(try store.appendFollowing(Array("89".utf8), to: blob, at: 8) == 10)
+            #expect(try store.read(blob, range: 0..<10) == Array("0123456789".utf8))
+            #expect(try store.length(of: blob) == 10)
+            // Only 2 bytes were acknowledged: the next write cuts the rest, whole pieces and all.
+            #expect(try store.append(Array("ab".utf8), to: blob, at: 2) == 4)
+            #expect(try store.appendFollowing(Array("cd".utf8), to: blob, at: 4) == 6)
+            #expect(try store.read(blob, range: 0..<6) == Array("01abcd".utf8))
+            #expect(try store.length(of: blob) == 6)
+        }
+    }
+
+    /// On S3 that saving is the point: one PUT per following piece, where a checked append
+    /// lists the blob's chunks first.
+    @Test func onS3AFollowingAppendIsOnePutAndACheckedOneListsFirst() async throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let transport = CountingTransport(try CurlTransport())
+        let store = try await s3BlockStore(directory, transport: transport)
+        let blob = try await BlockingIO.run { try store.create() }
+        _ = try await BlockingIO.run { try store.append([1, 2], to: blob, at: 0) }  // the fresh blob's first: no LIST
+        transport.methods = []
+        _ = try await BlockingIO.run { try store.appendFollowing([3, 4], to: blob, at: 2) }
+        #expect(transport.methods == ["PUT"])
+        transport.methods = []
+        _ = try await BlockingIO.run { try store.append([5], to: blob, at: 4) }
+        #expect(transport.methods.first == "GET" && transport.methods.last == "PUT")  // list, (delete,) put
+        #expect(try await BlockingIO.run { try store.read(blob, range: 0..<5) } == [1, 2, 3, 4, 5])
     }
 
     @Test(arguments: BlobStoreKind.allCases)
@@ -210,5 +253,30 @@ struct BlockStoreContractTests {
         await #expect(throws: BlockStoreError.self) {
             try await BlockingIO.run { _ = try ranges.fileRange(of: segments[0].blob, range: 0..<701) }
         }
+    }
+}
+
+/// A transport that notes the method of every request it passes on.
+final class CountingTransport: StreamingHTTPTransport, @unchecked Sendable {
+    private let inner: any StreamingHTTPTransport
+    private let lock = NSLock()
+    private var seen: [String] = []
+
+    init(_ inner: any StreamingHTTPTransport) { self.inner = inner }
+
+    /// The methods of the requests so far, in order; a test resets it between steps.
+    var methods: [String] {
+        get { lock.withLock { seen } }
+        set { lock.withLock { seen = newValue } }
+    }
+
+    func send(_ request: TransportRequest) async throws -> TransportResponse {
+        lock.withLock { seen.append(request.method) }
+        return try await inner.send(request)
+    }
+
+    func stream(_ request: TransportRequest, body: StreamedRequestBody?) async throws -> StreamingResponse {
+        lock.withLock { seen.append(request.method) }
+        return try await inner.stream(request, body: body)
     }
 }

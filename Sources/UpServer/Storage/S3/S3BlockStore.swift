@@ -104,9 +104,9 @@ public final class S3BlockStore: BlockStore {
     /// See `BlockStore.writesAreDurable`: S3 confirms a PUT once it is stored.
     public var writesAreDurable: Bool { true }
 
-    /// See `BlockStore.appendSize`: every append is a PUT and a LIST, each with its own signing,
-    /// connection work and the store's per-object costs; 512 KiB instead of 256 KiB makes half of
-    /// them. The price is memory: a writer holds two such buffers. 1 MiB saved a little more CPU
+    /// See `BlockStore.appendSize`: every append is a PUT (the first of a request's body also a
+    /// LIST), each with its own signing, connection work and the store's per-object costs;
+    /// 512 KiB instead of 256 KiB makes half of them. The price is memory: a writer holds two such buffers. 1 MiB saved a little more CPU
     /// but took up-server to 134 MiB with 32 concurrent uploads (512 KiB: 87 MiB, under the 96 MiB
     /// the embedded default keeps; docs/ARCHITECTURE.md "One write pipeline").
     public var appendSize: Int { 512 << 10 }
@@ -148,6 +148,19 @@ public final class S3BlockStore: BlockStore {
             }
         }
         return expectedOffset + Int64(bytes.count)
+    }
+
+    /// See `BlockStore.appendFollowing(_:to:at:)`: one PUT of the next chunk object, no LIST.
+    /// The same writer's previous append listed the blob and removed every stale chunk at or
+    /// past its offset, and wrote the chunk that ends at `offset`; a blob has one writer at a
+    /// time, so the chain still ends there. A PUT that fails leaves the blob at `offset` (or, if
+    /// S3 stored it but the answer was lost, with a tail the next listing append removes).
+    public func appendFollowing(_ bytes: [UInt8], to blob: BlobID, at offset: Int64) throws -> Int64 {
+        fresh.withLock { _ = $0.remove(blob) }
+        guard !bytes.isEmpty else { return offset }
+        let client = self.client
+        _ = try BlockingAsync.run { try await client.putObject(Self.chunkKey(blob, at: offset), body: .bytes(bytes)) }
+        return offset + Int64(bytes.count)
     }
 
     /// See `BlockStore.sync(_:)`: a chunk is durable once S3 confirmed its PUT, so this only
