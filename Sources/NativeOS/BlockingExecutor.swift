@@ -34,11 +34,15 @@ public final class BlockingExecutor: Sendable {
     /// Runs `work` on the executor and returns its result (or rethrows its error).
     public func run<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
-            let job: @Sendable () -> Void = { continuation.resume(with: Result { try work() }) }
-            switch order {
-            case .concurrent: pool.submit(job)
-            case .serial(let lane): lane.submit(job)
-            }
+            submit { continuation.resume(with: Result { try work() }) }
+        }
+    }
+
+    /// Queues `job` in this executor's order.
+    func submit(_ job: @escaping @Sendable () -> Void) {
+        switch order {
+        case .concurrent: pool.submit(job)
+        case .serial(let lane): lane.submit(job)
         }
     }
 }

@@ -9,4 +9,9 @@ enum BlockingWork {
     static func run<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
         try await BlockingExecutor.shared.run(work)
     }
+
+    /// Starts `work` off the cooperative pool and returns at once (``BlockingJob``).
+    static func start<T: Sendable>(_ work: @escaping @Sendable () throws -> T) -> BlockingJob<T> {
+        BlockingExecutor.shared.start(work)
+    }
 }

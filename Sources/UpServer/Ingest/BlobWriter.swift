@@ -1,5 +1,6 @@
 import Basics
 import HTTPKit
+import NativeOS
 import UpCore
 
 /// The one streaming write pipeline from request body to blob (issue 9 §3), used by v1 chunks,
@@ -39,7 +40,7 @@ final class BlobWriter {
     private let limit: Int
     private var buffer: [UInt8] = []
     private var spare: [UInt8] = []
-    private var inFlight: (task: Task<Void, any Error>, handoff: Handoff)?
+    private var inFlight: (job: BlockingJob<Void>, handoff: Handoff)?
     private var head: [UInt8] = []
     /// Bytes taken so far.
     private(set) var count: Int64 = 0
@@ -128,16 +129,16 @@ final class BlobWriter {
         spare = []
         let sink = self.sink
         flushed += Int64(handoff.bytes.count)
-        inFlight = (Task { try await BlockingWork.run { try sink.append(handoff.bytes, closing: closing) } }, handoff)
+        inFlight = (BlockingWork.start { try sink.append(handoff.bytes, closing: closing) }, handoff)
         buffer.removeAll(keepingCapacity: true)
         if buffer.capacity < limit { buffer.reserveCapacity(limit) }
     }
 
     /// Waits for the flush in flight; its buffer comes back as the spare.
     private func settleThrowing() async throws {
-        guard let (task, handoff) = inFlight else { return }
+        guard let (job, handoff) = inFlight else { return }
         inFlight = nil
-        try await task.value
+        try await job.value()
         spare = handoff.take()
     }
 
@@ -146,10 +147,10 @@ final class BlobWriter {
     }
 }
 
-/// A flush's buffer on its way to the I/O thread and back. The task and the blocking job hold
-/// the box, not the array, and the writer takes the array out once the flush is over: whenever
-/// those closures are released (the runtime may drop them after resuming the writer), the
-/// buffer has one owner again and is refilled in place.
+/// A flush's buffer on its way to the I/O thread and back. The blocking job holds the box, not
+/// the array, and the writer takes the array out once the flush is over: whenever the job's
+/// closure is released (the pool thread may drop it after resuming the writer), the buffer has
+/// one owner again and is refilled in place.
 ///
 /// `@unchecked Sendable`: the I/O thread reads `bytes` only while the writer waits for the flush,
 /// and the writer takes it only after.
