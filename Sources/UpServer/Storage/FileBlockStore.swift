@@ -48,19 +48,23 @@ public final class FileBlockStore: BlockStore {
     /// See `BlockStore.create()`. The shard directory is fsynced here, once per blob, so the
     /// blob's name is durable before any of its bytes can be acknowledged and ``sync(_:)`` needs
     /// only the file's fsync.
+    ///
+    /// The file is created first and its shard directory only when that fails for want of it:
+    /// the shards exist after the first few hundred blobs, and asking for one that exists was an
+    /// `mkdir` per blob (perf put it at about 2 % of up-server's CPU on a 1 GiB v1 upload; the
+    /// CPU totals did not move beyond their noise). A new shard's own name is made durable too.
     public func create() throws -> BlobID {
         let blob = BlobID.random()
         let file = url(of: blob)
         let shard = file.deletingLastPathComponent()
-        do {
-            try FileManager.default.createDirectory(at: shard, withIntermediateDirectories: true)
-        } catch {
-            if InsufficientStorage.isNoSpace(error) {
-                throw UpError.insufficientStorage("cannot create shard directory \(shard.path): \(error)")
+        let writer = try io(blob) { () throws -> NativeFile in
+            do {
+                return try NativeFile(path: file.path, create: true, directWrites: true)
+            } catch let error as NativeFileError where error.isNotFound {
+                try makeShard(shard, for: blob)
+                return try NativeFile(path: file.path, create: true, directWrites: true)
             }
-            throw BlockStoreError.io(blob, reason: "cannot create shard directory: \(error)")
         }
-        let writer = try io(blob) { try NativeFile(path: file.path, create: true, directWrites: true) }
         do {
             try io(blob) { try NativeFile.syncDirectory(shard.path) }
         } catch {
@@ -70,6 +74,20 @@ public final class FileBlockStore: BlockStore {
         }
         remember(writer, for: blob)
         return blob
+    }
+
+    /// Creates the shard directory `shard` (and `blobs/` if it went missing) and makes its name
+    /// durable, as ``create()`` does for a blob's.
+    private func makeShard(_ shard: URL, for blob: BlobID) throws {
+        do {
+            try FileManager.default.createDirectory(at: shard, withIntermediateDirectories: true)
+            try NativeFile.syncDirectory(directory.path)
+        } catch {
+            if InsufficientStorage.isNoSpace(error) {
+                throw UpError.insufficientStorage("cannot create shard directory \(shard.path): \(error)")
+            }
+            throw BlockStoreError.io(blob, reason: "cannot create shard directory: \(error)")
+        }
     }
 
     /// See `BlockStore.append(_:to:at:)`.

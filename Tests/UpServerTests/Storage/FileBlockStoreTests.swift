@@ -77,6 +77,20 @@ import UpServer
         }
     }
 
+    /// A shard is made when its first blob finds it missing, even if the whole `blobs/`
+    /// directory went away under a running store; existing blobs of other shards are untouched.
+    @Test func aMissingShardOrBlobsDirectoryIsMadeAgainByTheNextCreate() throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let store = try FileBlockStore(dataDirectory: directory.url)
+        let first = try store.create()
+        try FileManager.default.removeItem(at: store.directory)
+        let blobs = try (0..<40).map { _ in try store.create() }  // some share a shard
+        for blob in blobs { #expect(try store.append([1, 2], to: blob, at: 0) == 2) }
+        #expect(try store.list() == blobs.sorted())
+        #expect(throws: BlockStoreError.notFound(first)) { _ = try store.length(of: first) }
+    }
+
     @Test func keysNeverReachTheFileSystem() async throws {
         let directory = TemporaryDirectory()
         defer { directory.remove() }
