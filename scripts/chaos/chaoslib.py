@@ -152,13 +152,14 @@ def check_records(suite, records, expected):
                 set(by_key) <= set(expected))
 
 
-def check_delivered_once(suite, chain, keys, biz_restarted=False, uploads=None):
+def check_delivered_once(suite, chain, keys, biz_restarted=False, uploads=None, kills=()):
     """What was delivered, counted on the wire (the proxy's log) and by biz-server (its counters),
     not only the rows (biz-server deduplicates rows, so a second delivery never shows there):
     every upload's callback was delivered until biz-server's answer reached up-server in time, and
     never again after that (`uploads[key]`: uploads completed for a key when more than one, e.g.
-    a form upload repeated after a lost reply); biz-server counted exactly what it answered."""
-    problems = chain.proxy.delivery_problems(keys, uploads)
+    a form upload repeated after a lost reply; `kills`: times up-server was killed, see
+    `delivery_problems`); biz-server counted exactly what it answered."""
+    problems = chain.proxy.delivery_problems(keys, uploads, kills)
     deliveries = chain.proxy.deliveries_snapshot()
     suite.check(f"each callback delivered once per upload: retried until biz-server's answer reached up-server, "
                 f"never after ({len(keys)} keys, {len(deliveries)} deliveries through the proxy; {problems[:3]})",
