@@ -55,6 +55,8 @@ public final class PostgresRateLimiter: RateLimitState {
 
     /// Statements run so far, failed ones included (tests).
     var statements: Int { statementsRun.load(ordering: .relaxed) }
+    /// Takes queued behind a statement in flight (tests).
+    var queued: Int { queues.withLock { $0.values.reduce(0) { $0 + $1.count } } }
 
     static let take = """
         INSERT INTO biz_rate_buckets AS b (scope, bucket_key, tokens, updated_at, allowed, granted, rate, burst)
