@@ -55,7 +55,10 @@ import Testing
                 return await group.reduce(into: []) { $0.append($1) }
             }
         }
-        for _ in 0..<500 where limiter.queued < 19 { try await Task.sleep(for: .milliseconds(10)) }
+        // Both: the lone take counts its statement just after marking the key busy.
+        for _ in 0..<500 where limiter.queued < 19 || limiter.statements < 2 {
+            try await Task.sleep(for: .milliseconds(10))
+        }
         #expect(limiter.statements == 2 && limiter.queued == 19)  // one blocked, the rest behind it
         try admin.execute("COMMIT")
         let errors = await failures.value
@@ -65,6 +68,31 @@ import Testing
         #expect(try await Self.tokensLeft(database) == 49)  // nothing was spent by the failures
         #expect(try await limiter.take(key: "demo", now: 1_000) == nil)
         #expect(try await Self.tokensLeft(database) == 48)
+    }
+
+    /// 599 takes queued behind one blocked statement are answered in batches of at most
+    /// `maximumBatch` (256 + 256 + 87): the cap bounds a batch, and the burst is still exact.
+    @Test func aLongQueueIsAnsweredInBatchesOfAtMostTheMaximum() async throws {
+        let (limiter, database) = try await Self.limiter()
+        #expect(try await limiter.take(key: "demo", now: 1_000) == nil)  // the row exists
+        let admin = try PostgresConnection(database.pool.connectionString)
+        try admin.execute("BEGIN; LOCK TABLE biz_rate_buckets IN ACCESS EXCLUSIVE MODE")
+        let answers = Task {
+            await withTaskGroup(of: Int??.self) { group in
+                for _ in 0..<600 { group.addTask { try? await limiter.take(key: "demo", now: 1_000) } }
+                return await group.reduce(into: []) { $0.append($1) }
+            }
+        }
+        for _ in 0..<1_000 where limiter.queued < 599 || limiter.statements < 2 {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        #expect(limiter.statements == 2 && limiter.queued == 599)
+        try admin.execute("COMMIT")
+        let all = await answers.value
+        #expect(all.count == 600 && all.allSatisfy { $0 != nil })  // none failed
+        #expect(all.filter { $0 == .some(nil) }.count == 49)
+        #expect(limiter.statements == 2 + 3, "\(limiter.statements - 2) statements for 599 queued takes")
+        #expect(try await Self.tokensLeft(database) == 0)
     }
 
     /// Callers cancelled while queued are still answered by their batch, so every token the
