@@ -22,9 +22,10 @@ import Synchronization
 /// token made every request wait for the row lock and cost PostgreSQL a round trip and a row
 /// version each. The first `granted` waiters (arrival order) are allowed; the others get the
 /// seconds to wait from the tokens left, as a lone take would. If the statement fails, every
-/// waiter of its batch gets `storeUnavailable` (nothing was spent) and later takes go on. A
-/// waiting take is not withdrawn when its task is cancelled: it is answered by its batch (at
-/// most two statements away), so each token is spent once and its caller learns of it.
+/// waiter of its batch gets `storeUnavailable` (nothing was spent) and later takes go on.
+/// Queued batches run in a task of the limiter's, not a caller's, and a waiting take is not
+/// withdrawn when its caller is cancelled: it is answered by its batch, so each token is spent
+/// once, its caller learns of it, and one caller's cancellation fails nobody else.
 ///
 /// Times are the instances' clocks (Unix seconds, as the in-process limiter); a batch refills to
 /// the latest `now` among its takes. Instances whose clocks differ by a few milliseconds only
