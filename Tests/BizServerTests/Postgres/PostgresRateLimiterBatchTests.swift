@@ -37,34 +37,45 @@ import Testing
         #expect(limiter.statements < 101)
     }
 
-    @Test func aFailingStatementAnswersItsWholeBatchWithStoreUnavailableAndLaterTakesWork() async throws {
-        let (limiter, database) = try await Self.limiter()
-        #expect(try await limiter.take(key: "demo", now: 1_000) == nil)  // the row exists
-        // Another session renames the table, uncommitted: the next statement waits on its lock,
-        // and finds no table once the rename commits.
-        let admin = try PostgresConnection(database.pool.connectionString)
-        try admin.execute("BEGIN; ALTER TABLE biz_rate_buckets RENAME TO biz_rate_buckets_away")
-        let failures = Task {
-            await withTaskGroup(of: BizError?.self) { group in
-                for _ in 0..<20 {
+    /// Spends one token (the row exists), then has another session run `lock` in a transaction
+    /// it leaves open, and starts `count` takes: the first one's statement waits on the lock, the
+    /// others queue behind it. Returns when they have; the caller commits `session` to let them go.
+    static func takesBehindALock(
+        _ limiter: PostgresRateLimiter, _ database: PostgresBizDatabase, lock: String, count: Int
+    ) async throws -> (answers: Task<[Result<Int?, BizError>], Never>, session: PostgresConnection) {
+        #expect(try await limiter.take(key: "demo", now: 1_000) == nil)
+        let session = try PostgresConnection(database.pool.connectionString)
+        try session.execute("BEGIN; \(lock)")
+        let answers = Task {
+            await withTaskGroup(of: Result<Int?, BizError>.self) { group in
+                for _ in 0..<count {
                     group.addTask {
-                        do throws(BizError) { _ = try await limiter.take(key: "demo", now: 1_000) } catch { return error }
-                        return nil
+                        do throws(BizError) { return .success(try await limiter.take(key: "demo", now: 1_000)) } catch {
+                            return .failure(error)
+                        }
                     }
                 }
                 return await group.reduce(into: []) { $0.append($1) }
             }
         }
         // Both: the lone take counts its statement just after marking the key busy.
-        for _ in 0..<500 where limiter.queued < 19 || limiter.statements < 2 {
+        for _ in 0..<1_000 where limiter.queued < count - 1 || limiter.statements < 2 {
             try await Task.sleep(for: .milliseconds(10))
         }
-        #expect(limiter.statements == 2 && limiter.queued == 19)  // one blocked, the rest behind it
-        try admin.execute("COMMIT")
-        let errors = await failures.value
-        #expect(errors.count == 20 && errors.allSatisfy { $0 == .storeUnavailable })
+        #expect(limiter.statements == 2 && limiter.queued == count - 1)  // one blocked, the rest behind it
+        return (answers, session)
+    }
+
+    @Test func aFailingStatementAnswersItsWholeBatchWithStoreUnavailableAndLaterTakesWork() async throws {
+        let (limiter, database) = try await Self.limiter()
+        // The table renamed, uncommitted: the blocked statement finds no table once it commits.
+        let (answers, session) = try await Self.takesBehindALock(
+            limiter, database, lock: "ALTER TABLE biz_rate_buckets RENAME TO biz_rate_buckets_away", count: 20)
+        try session.execute("COMMIT")
+        let all = await answers.value
+        #expect(all.count == 20 && all.allSatisfy { $0 == .failure(.storeUnavailable) })
         #expect(limiter.statements == 3)  // the blocked one, then one for the 19
-        try admin.execute("ALTER TABLE biz_rate_buckets_away RENAME TO biz_rate_buckets")
+        try session.execute("ALTER TABLE biz_rate_buckets_away RENAME TO biz_rate_buckets")
         #expect(try await Self.tokensLeft(database) == 49)  // nothing was spent by the failures
         #expect(try await limiter.take(key: "demo", now: 1_000) == nil)
         #expect(try await Self.tokensLeft(database) == 48)
@@ -74,23 +85,11 @@ import Testing
     /// `maximumBatch` (256 + 256 + 87): the cap bounds a batch, and the burst is still exact.
     @Test func aLongQueueIsAnsweredInBatchesOfAtMostTheMaximum() async throws {
         let (limiter, database) = try await Self.limiter()
-        #expect(try await limiter.take(key: "demo", now: 1_000) == nil)  // the row exists
-        let admin = try PostgresConnection(database.pool.connectionString)
-        try admin.execute("BEGIN; LOCK TABLE biz_rate_buckets IN ACCESS EXCLUSIVE MODE")
-        let answers = Task {
-            await withTaskGroup(of: Int??.self) { group in
-                for _ in 0..<600 { group.addTask { try? await limiter.take(key: "demo", now: 1_000) } }
-                return await group.reduce(into: []) { $0.append($1) }
-            }
-        }
-        for _ in 0..<1_000 where limiter.queued < 599 || limiter.statements < 2 {
-            try await Task.sleep(for: .milliseconds(10))
-        }
-        #expect(limiter.statements == 2 && limiter.queued == 599)
-        try admin.execute("COMMIT")
-        let all = await answers.value
-        #expect(all.count == 600 && all.allSatisfy { $0 != nil })  // none failed
-        #expect(all.filter { $0 == .some(nil) }.count == 49)
+        let (answers, session) = try await Self.takesBehindALock(
+            limiter, database, lock: "LOCK TABLE biz_rate_buckets IN ACCESS EXCLUSIVE MODE", count: 600)
+        try session.execute("COMMIT")
+        let all = try await answers.value.map { try $0.get() }  // none failed
+        #expect(all.count == 600 && all.filter { $0 == nil }.count == 49)
         #expect(limiter.statements == 2 + 3, "\(limiter.statements - 2) statements for 599 queued takes")
         #expect(try await Self.tokensLeft(database) == 0)
     }
