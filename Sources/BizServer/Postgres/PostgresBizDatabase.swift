@@ -104,5 +104,11 @@ public final class PostgresBizDatabase: Sendable {
         );
         """,
         PostgresOutbox.migrations(table: WebhookMessage.table)[0],
+        // PostgresRateLimiter spends a batch of takes per statement and returns how many it
+        // granted; PostgreSQL 15 has no OLD in RETURNING, so the count is stored. `allowed` stays
+        // (now: the batch got at least one) for instances of the previous version still running.
+        """
+        ALTER TABLE biz_rate_buckets ADD COLUMN granted integer NOT NULL DEFAULT 0;
+        """,
     ]
 }
