@@ -25,8 +25,9 @@ import Synchronization
 /// Round trips: an append lists the blob's chunks first, except the first append to a blob this
 /// process has just created (``create()`` remembers it): no one else knows a new blob's id
 /// before that append is answered, so nothing can lie past its empty chunk. A small upload's
-/// first chunk is then one PUT, not a LIST and a PUT. And a confirmed PUT is durable, so
-/// callers skip ``sync(_:)`` (``writesAreDurable``).
+/// first chunk is then one PUT, not a LIST and a PUT. The later appends of one request body
+/// come through ``appendFollowing(_:to:at:)`` and are one PUT each too. And a confirmed PUT is
+/// durable, so callers skip ``sync(_:)`` (``writesAreDurable``).
 ///
 /// Every S3 failure surfaces as the `S3Error` itself; the error boundary answers a store that
 /// does not answer (`S3Error.isRetryable`) with 503 and `Retry-After` (`StoreUnavailable`).
