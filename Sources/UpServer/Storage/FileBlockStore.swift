@@ -77,16 +77,14 @@ public final class FileBlockStore: BlockStore {
     }
 
     /// Creates the shard directory `shard` (and `blobs/` if it went missing) and makes its name
-    /// durable, as ``create()`` does for a blob's.
+    /// durable, as ``create()`` does for a blob's. Runs inside ``io(_:_:)``, which turns a full
+    /// disk into `UpError(.insufficientStorage)`; any other failure is named here.
     private func makeShard(_ shard: URL, for blob: BlobID) throws {
         do {
             try FileManager.default.createDirectory(at: shard, withIntermediateDirectories: true)
             try NativeFile.syncDirectory(directory.path)
-        } catch {
-            if InsufficientStorage.isNoSpace(error) {
-                throw UpError.insufficientStorage("cannot create shard directory \(shard.path): \(error)")
-            }
-            throw BlockStoreError.io(blob, reason: "cannot create shard directory: \(error)")
+        } catch where !InsufficientStorage.isNoSpace(error) {
+            throw BlockStoreError.io(blob, reason: "cannot create shard directory \(shard.path): \(error)")
         }
     }
 
