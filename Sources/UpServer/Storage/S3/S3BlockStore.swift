@@ -107,9 +107,10 @@ public final class S3BlockStore: BlockStore {
 
     /// See `BlockStore.appendSize`: every append is a PUT (the first of a request's body also a
     /// LIST), each with its own signing, connection work and the store's per-object costs;
-    /// 512 KiB instead of 256 KiB makes half of them. The price is memory: a writer holds two such buffers. 1 MiB saved a little more CPU
-    /// but took up-server to 134 MiB with 32 concurrent uploads (512 KiB: 87 MiB, under the 96 MiB
-    /// the embedded default keeps; docs/ARCHITECTURE.md "One write pipeline").
+    /// 512 KiB instead of 256 KiB makes half of them. The price is memory: a writer holds two
+    /// such buffers. 1 MiB saved a little more CPU but took up-server to 134 MiB with 32
+    /// concurrent uploads (512 KiB: 87 MiB, under the 96 MiB the embedded default keeps;
+    /// docs/ARCHITECTURE.md "One write pipeline").
     public var appendSize: Int { 512 << 10 }
 
     /// See `BlockStore.append(_:to:at:)`.
