@@ -46,6 +46,8 @@ final class BlobWriter {
     private(set) var count: Int64 = 0
     /// Bytes handed to the sink (the buffer holds the rest), for cutting at block boundaries.
     private var flushed: Int64 = 0
+    /// Bytes the writer holds for its buffers (both of them), whatever they contain.
+    var reservedBytes: Int { buffer.capacity + spare.capacity }
 
     /// A writer for one body.
     ///
