@@ -44,7 +44,9 @@ struct FormUploadController: Sendable {
             let boundary = MultipartFormParser.boundary(fromContentType: contentType)
         else { throw UpError(.notMultipartForm) }
         var parser = try MultipartFormParser(boundary: boundary)
-        let reader = FormUploadReader(authorizer: authorizer, ingest: ingest, clock: clock, metrics: metrics)
+        let reader = FormUploadReader(
+            authorizer: authorizer, ingest: ingest, clock: clock, metrics: metrics,
+            declaredLength: request.declaredLength)
         let witness = StoreWitness()
         do {
             for try await piece in request.bodyStream {

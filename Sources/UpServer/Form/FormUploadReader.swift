@@ -59,13 +59,19 @@ final class FormUploadReader {
     private var token: UpToken?
     private var filePart: FilePart?
     private var fileBeforeToken = false
+    /// The request's `Content-Length`, when it has one: the file is no longer (`BlobTarget.expectedBytes`).
+    private let declaredLength: Int64?
 
-    /// A reader for one request.
-    init(authorizer: UploadAuthorizer, ingest: BlobIngest, clock: any WallClock, metrics: UpMetrics) {
+    /// A reader for one request whose `Content-Length` is `declaredLength` (nil when unknown).
+    init(
+        authorizer: UploadAuthorizer, ingest: BlobIngest, clock: any WallClock, metrics: UpMetrics,
+        declaredLength: Int64?
+    ) {
         self.authorizer = authorizer
         self.ingest = ingest
         self.clock = clock
         self.metrics = metrics
+        self.declaredLength = declaredLength
     }
 
     /// Handles the events of one fed piece.
@@ -122,7 +128,7 @@ final class FormUploadReader {
             layout: .blocks, limit: token.policy.fsizeLimit ?? .max,
             overflow: UpError(.fileTooLarge, detail: "form file > fsizeLimit \(token.policy.fsizeLimit ?? 0)"),
             // The `crc32` field may come after the file (§6): always computed.
-            crc32: true, etag: true))
+            crc32: true, etag: true, expectedBytes: declaredLength))
         filePart = FilePart(filename: filename, contentType: contentType)
         part = .file
         metrics.uploadsStarted.increment(["form"])

@@ -32,6 +32,13 @@ struct BlobTarget: Sendable {
     var md5 = false
     /// Also compute the etag block digests of the body (§7.1, §7.2: form, put and v2 parts).
     var etag = false
+    /// At most how many bytes the body is expected to bring, when the request says (its
+    /// `Content-Length`; a form's covers the other fields too): sizes the writer's buffers only,
+    /// so a 20 KiB upload does not take two 256 KiB buffers. Never checked: `limit` is the rule.
+    var expectedBytes: Int64?
+
+    /// The most bytes this body can bring: `limit`, or less when the request said so.
+    var bound: Int64 { min(limit, expectedBytes ?? .max) }
 
     /// Bytes that still fit in the blob being written once `written` bytes of the body are in:
     /// what is left of the 4 MiB blob for `.blocks`, unbounded otherwise.

@@ -46,6 +46,8 @@ final class BlobWriter {
     private(set) var count: Int64 = 0
     /// Bytes handed to the sink (the buffer holds the rest), for cutting at block boundaries.
     private var flushed: Int64 = 0
+    /// Bytes the writer holds for its buffers (both of them), whatever they contain.
+    var reservedBytes: Int { buffer.capacity + spare.capacity }
 
     /// A writer for one body.
     ///
@@ -58,7 +60,7 @@ final class BlobWriter {
         self.target = target
         sink = BlobSink(target: target, store: store, hashes: hashes, syncEveryChunk: syncEveryChunk)
         limit = max(1, store.appendSize)
-        buffer.reserveCapacity(limit)
+        reserveBuffer()
     }
 
     /// Streams `body` through ``write(_:)`` and ``finish()``; on failure, waits for the write in
@@ -93,11 +95,18 @@ final class BlobWriter {
         }
     }
 
-    /// Writes what is buffered, seals per the policy and returns the body's description.
+    /// Writes what is buffered, seals per the policy and returns the body's description. The
+    /// last append and the seal are one trip to the I/O executor: a small body (a form file, a
+    /// chunk of a few KiB) makes just that one.
     func finish() async throws -> BlobWritten {
-        try await flush(closing: false)
         try await settleThrowing()
-        let sealed = try await BlockingWork.run { [sink, count] in try sink.seal(count: count) }
+        let last = buffer
+        buffer = []
+        flushed += Int64(last.count)
+        let sealed = try await BlockingWork.run { [sink, count] in
+            if !last.isEmpty { try sink.append(last, closing: false) }
+            return try sink.seal(count: count)
+        }
         return BlobWritten(
             count: count, crc32: sealed.crc32, segments: sealed.segments, md5: sealed.md5, etag: sealed.etag,
             blockSHA1: sealed.blockSHA1, head: head)
@@ -131,7 +140,16 @@ final class BlobWriter {
         flushed += Int64(handoff.bytes.count)
         inFlight = (BlockingWork.start { try sink.append(handoff.bytes, closing: closing) }, handoff)
         buffer.removeAll(keepingCapacity: true)
-        if buffer.capacity < limit { buffer.reserveCapacity(limit) }
+        reserveBuffer()
+    }
+
+    /// Gives the empty buffer room for the next flush: ``limit`` bytes, or what is left of the
+    /// body when the request said how long it is (`BlobTarget.expectedBytes`), so a small body
+    /// allocates only what it brings. A body longer than it said just grows the buffer.
+    private func reserveBuffer() {
+        let left = target.bound - flushed
+        let wanted = Int(clamping: min(Int64(limit), max(0, left)))
+        if buffer.capacity < wanted { buffer.reserveCapacity(wanted) }
     }
 
     /// Waits for the flush in flight; its buffer comes back as the spare.

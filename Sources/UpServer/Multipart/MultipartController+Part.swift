@@ -39,7 +39,7 @@ extension MultipartController {
         let writer = ingest.writer(BlobTarget(
             layout: .oneBlob, limit: limit,
             overflow: UpError(.fileTooLarge, detail: "part over 1 GiB or past fsizeLimit with the other parts"),
-            md5: true, etag: true))
+            md5: true, etag: true, expectedBytes: request.declaredLength))
         do {
             let written = try await writer.writeAll(request.bodyStream)
             let md5 = written.md5 ?? []

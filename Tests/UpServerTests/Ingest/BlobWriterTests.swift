@@ -142,4 +142,32 @@ struct BlobWriterTests {
         await sut.abandon()
         #expect(try store.list().isEmpty && store.bytesUsed == 0)
     }
+
+    /// A small upload must not pay for 256 KiB buffers (two per body, under hundreds of
+    /// concurrent form uploads): a writer told the request's length reserves about that much.
+    @Test func aBodyOfDeclaredLengthReservesOnlyWhatItBrings() async throws {
+        let bytes = V1Data.bytes(20_000, seed: 5)
+        let told = writer(BlobTarget(
+            layout: .blocks, limit: .max, overflow: Self.overflow, etag: true, expectedBytes: 20_500))
+        #expect(told.reservedBytes >= 20_000 && told.reservedBytes < 32_768)
+        let untold = writer(BlobTarget(layout: .blocks, limit: .max, overflow: Self.overflow, etag: true))
+        #expect(untold.reservedBytes >= BlobWriter.bufferLimit)
+        let written = try await feed(told, bytes, pieceSize: 4096)
+        #expect(store.appendedSizes == [20_000])
+        #expect(try store.read(written.segments[0].blob, range: 0..<20_000) == bytes)
+    }
+
+    /// The declared length sizes buffers only: a body longer than it said is still taken whole
+    /// (the limit is the rule), cut at 4 MiB as ever.
+    @Test func aBodyLongerThanDeclaredIsStillStoredWhole() async throws {
+        let bytes = V1Data.bytes(5 << 20, seed: 6)
+        let written = try await feed(
+            writer(BlobTarget(layout: .blocks, limit: .max, overflow: Self.overflow, etag: true, expectedBytes: 1000)),
+            bytes, pieceSize: 65_536)
+        #expect(written.segments.map(\.length) == [4 << 20, 1 << 20])
+        var stored: [UInt8] = []
+        for segment in written.segments { stored += try store.read(segment.blob, range: 0..<segment.length) }
+        #expect(stored == bytes && written.etag?.etag == Etag.of(bytes))
+        #expect(store.appendedSizes.allSatisfy { $0 <= BlobWriter.bufferLimit })
+    }
 }
