@@ -56,6 +56,9 @@ public final class GroupCommitResource<Resource>: Sendable {
     /// Transactions committed so far by groups of two calls or more (for tests and metrics).
     public var groupCommits: Int { commits.load(ordering: .relaxed) }
 
+    /// Calls queued and not started yet (for tests and metrics: the depth of the queue).
+    public var waitingCalls: Int { queue.withLock { $0.jobs.count } }
+
     /// Runs `work` with the resource, in the next group, and returns its result once the group
     /// is committed (or rethrows its error, or the group's).
     public func use<T: Sendable>(_ work: @escaping @Sendable (inout Resource) throws -> T) async throws -> T {

@@ -23,9 +23,39 @@ import Testing
         try SQLiteDatabase(path: path).query("SELECT name FROM t ORDER BY id").map { try $0.text(0) }
     }
 
-    /// Holds the connection until the calls under test have queued behind it.
-    private static func blocker(_ resource: GroupCommitResource<SQLiteDatabase>) -> Task<Void, any Error> {
-        Task { try await resource.use { _ in Thread.sleep(forTimeInterval: 0.3) } }
+    /// A call that holds the connection until the calls under test have queued behind it.
+    ///
+    /// The calls are started as tasks, whose order on the cooperative pool is not fixed, so a test
+    /// starts each one only once the previous one is queued (``queue(_:on:)``), and opens the gate
+    /// only once all are: under a loaded machine a fixed sleep left them in any order, or in
+    /// several groups.
+    private struct Blocker {
+        let task: Task<Void, any Error>
+        private let started = DispatchSemaphore(value: 0)
+        private let gate = DispatchSemaphore(value: 0)
+
+        /// Returns once the blocking call runs (so it is no longer counted as waiting).
+        init(_ resource: GroupCommitResource<SQLiteDatabase>) async {
+            let (started, gate) = (started, gate)
+            task = Task { try await resource.use { _ in started.signal(); gate.wait() } }
+            while started.wait(timeout: .now()) == .timedOut { await Task.yield() }
+        }
+
+        /// Lets the calls queued behind it run, and waits for its own end.
+        func release() async throws {
+            gate.signal()
+            try await task.value
+        }
+    }
+
+    /// Starts `call` and returns once it waits in `resource`'s queue.
+    private static func queue<T: Sendable>(
+        _ call: @escaping @Sendable () async throws -> T, on resource: GroupCommitResource<SQLiteDatabase>
+    ) async -> Task<T, any Error> {
+        let before = resource.waitingCalls
+        let task = Task { try await call() }
+        while resource.waitingCalls == before { await Task.yield() }
+        return task
     }
 
     private static func insert(_ name: String) -> @Sendable (inout SQLiteDatabase) throws -> Void {
@@ -35,8 +65,7 @@ import Testing
     @Test func queuedCallsShareOneCommitAndEachIsAnsweredOnlyOnceCommitted() async throws {
         defer { file.remove() }
         let resource = try open()
-        let blocking = Self.blocker(resource)
-        try await Task.sleep(for: .milliseconds(50))
+        let blocker = await Blocker(resource)
         let path = file.path
         let seenCommitted = try await withThrowingTaskGroup(of: Bool.self) { group in
             for index in 0..<32 {
@@ -46,9 +75,10 @@ import Testing
                     return try Self.committed(path).contains("row \(index)")
                 }
             }
+            while resource.waitingCalls < 32 { await Task.yield() }
+            try await blocker.release()
             return try await group.reduce(0) { $0 + ($1 ? 1 : 0) }
         }
-        try await blocking.value
         #expect(seenCommitted == 32)
         #expect(try committed().count == 32)
         #expect(resource.groupCommits == 1, "32 calls queued behind one: one group")
@@ -58,22 +88,21 @@ import Testing
         defer { file.remove() }
         struct Refused: Error {}
         let resource = try open()
-        let blocking = Self.blocker(resource)
-        try await Task.sleep(for: .milliseconds(50))
-        let first = Task { try await resource.use(Self.insert("a")) }
-        let second = Task {
+        let blocker = await Blocker(resource)
+        let first = await Self.queue({ try await resource.use(Self.insert("a")) }, on: resource)
+        let second = await Self.queue({
             try await resource.use { database in
                 try database.transaction {
                     try database.run("INSERT INTO t (name) VALUES ('b')")
                     throw Refused()
                 }
             }
-        }
-        let third = Task { try await resource.use(Self.insert("c")) }
+        }, on: resource)
+        let third = await Self.queue({ try await resource.use(Self.insert("c")) }, on: resource)
+        try await blocker.release()
         try await first.value
         await #expect(throws: Refused.self) { try await second.value }
         try await third.value
-        try await blocking.value
         #expect(try committed() == ["a", "c"])
         #expect(resource.groupCommits == 1)
     }
@@ -83,17 +112,16 @@ import Testing
     @Test func aFailedCommitFailsEveryCallOfTheGroup() async throws {
         defer { file.remove() }
         let resource = try open()
-        let blocking = Self.blocker(resource)
-        try await Task.sleep(for: .milliseconds(50))
-        let innocent = Task { try await resource.use(Self.insert("kept only if committed")) }
-        let orphan = Task {
+        let blocker = await Blocker(resource)
+        let innocent = await Self.queue({ try await resource.use(Self.insert("kept only if committed")) }, on: resource)
+        let orphan = await Self.queue({
             try await resource.use { database in
                 try database.transaction { try database.run("INSERT INTO child (parent) VALUES (999)") }
             }
-        }
+        }, on: resource)
+        try await blocker.release()
         await #expect(throws: SQLiteError.self) { try await innocent.value }
         await #expect(throws: SQLiteError.self) { try await orphan.value }
-        try await blocking.value
         #expect(try committed().isEmpty)
         #expect(resource.groupCommits == 0)
         // The connection is usable again afterwards.
