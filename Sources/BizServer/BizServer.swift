@@ -113,18 +113,10 @@ public final class BizServer: HostedService {
         host = ServiceHost(
             for: configuration, router: Self.routes(configuration, limiter: limiter, parts: parts), logger: logger,
             observer: { http.observe($0) }, tasks: tasks, boundPort: parts.boundPort,
-            connectionMemory: Self.connectionMemory,
             announce: { [parts] in
                 [("callbackUrl", .string(Self.callbackURL(configuration, parts.boundPort)))]
             })
     }
-
-    /// Per-connection memory for libmicrohttpd: biz-server's requests are small (a token request,
-    /// a callback), and MHD zeroes the whole pool for every request on a kept-alive connection, so
-    /// 32 KiB instead of HTTPKit's 64 KiB. Not 16 KiB: a ~15 KB query string (schemathesis, seed
-    /// 1796289620) fit MHD's read buffer but left no room to parse its arguments and answer, so
-    /// MHD closed the connection without a response instead of a 4xx.
-    static let connectionMemory = 32 << 10
 
     /// The rate-limit scope of API clients (end users: ``EndUserAuthenticator/scope(client:)``).
     static let clientScope = "client"

@@ -26,7 +26,8 @@ public final class MicroHTTPDServer: Sendable {
         /// Idle seconds before MHD closes a connection that is not suspended.
         public var connectionTimeoutSeconds: Int
         /// Bytes MHD may use per connection for the request head and read buffer; a head larger
-        /// than about half of this is answered with 431 by MHD.
+        /// than about half of this is answered with 431 by MHD. Default 32 KiB (why:
+        /// `HTTPServer.Configuration.connectionMemoryLimit`).
         public var connectionMemoryLimit: Int
         /// Pending-connection queue length for `listen`.
         public var listenBacklog: Int
@@ -52,7 +53,7 @@ public final class MicroHTTPDServer: Sendable {
             port: Int = 0,
             threadCount: Int = 2,
             connectionTimeoutSeconds: Int = 60,
-            connectionMemoryLimit: Int = 64 << 10,
+            connectionMemoryLimit: Int = 32 << 10,
             listenBacklog: Int = 1024,
             connectionLimit: Int = 4096,
             bodyHighWater: Int = 256 << 10,

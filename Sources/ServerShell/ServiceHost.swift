@@ -78,20 +78,16 @@ public final class ServiceHost: Sendable {
 
     /// A host for a service with `configuration`: named after it, listening on its address with
     /// its thread count and connection limits, naming each request's client through its trusted
-    /// proxies (``HTTPServer/Configuration/clientAddress``). `connectionMemory` overrides
-    /// ``HTTPServer/Configuration/connectionMemoryLimit`` (a server of small requests needs less,
-    /// and libmicrohttpd zeroes all of it for every request).
+    /// proxies (``HTTPServer/Configuration/clientAddress``).
     public convenience init<Configuration: ServiceConfiguration>(
         for configuration: Configuration, router: Router, logger: Logger, observer: HTTPServer.Observer? = nil,
         tasks: [BackgroundTask] = [], boundPort: BoundPort = BoundPort(),
-        connectionMemory: Int? = nil,
         announce: @escaping @Sendable () -> [(key: String, value: Logger.Value)] = { [] }
     ) {
         var http = HTTPServer.Configuration(
             host: configuration.host, port: Int(configuration.port), threadCount: Self.threadCount(configuration.threads)
         ).with(configuration.connections)
         http.clientAddress = configuration.trustedProxies.clientAddressResolver
-        if let connectionMemory { http.connectionMemoryLimit = connectionMemory }
         self.init(
             name: Configuration.serviceName, http: http, router: router, logger: logger, observer: observer,
             tasks: tasks, boundPort: boundPort, announce: announce)

@@ -90,14 +90,9 @@ public final class UpServer: HostedService {
                 .init(name: "outbox-retrier", start: { retrier.start(every: outboxPollInterval) }, stop: { await retrier.stop() }),
                 .init(name: "sweeper", start: { sweeperTask.start(every: sweepInterval) }, stop: { await sweeperTask.stop() }),
             ],
-            boundPort: boundPort, connectionMemory: Self.connectionMemory,
+            boundPort: boundPort,
             announce: { [("baseUrl", .string(baseURLProvider()))] })
     }
-
-    /// Per-connection memory for libmicrohttpd: 32 KiB, the most it takes from `malloc`. A larger
-    /// pool is a fresh `mmap` for every connection, whose pages the kernel faults in and zeroes
-    /// before libmicrohttpd zeroes them again.
-    static let connectionMemory = 32 << 10
 
     /// The configuration in force (keys and buckets as last reloaded).
     public var configuration: UpServerConfiguration { current.withLock { $0 } }
