@@ -92,8 +92,8 @@ public final class GroupCommitResource<Resource>: Sendable {
     /// Runs the groups waiting, one after the other, until none is left (or ``groupsPerTurn``
     /// ran: then the rest waits its turn at the end of the pool's queue). Staying on the thread
     /// matters: going back to the pool after every group woke a second thread for each commit,
-    /// often only to find the queue empty (perf put that wake-up at about 1 % of up-server's CPU
-    /// under many small uploads).
+    /// often only to find the queue empty (the load suite on tmpfs: 24 context switches per
+    /// small upload in up-server before, 20-21 after).
     private func drain() {
         for _ in 0..<Self.groupsPerTurn {
             let group = queue.withLock { queue -> [Job] in
