@@ -88,18 +88,27 @@ public final class GroupCommitResource<Resource>: Sendable {
         if start { pool.submit { self.drain() } }
     }
 
-    /// Runs one group, then goes back to the end of the pool's queue if more are waiting, so a
-    /// busy connection does not keep a pool thread from other work.
+    /// Groups a drain runs on one pool thread before it goes back to the end of the pool's queue,
+    /// so a busy connection does not keep a thread from other work for long.
+    static var groupsPerTurn: Int { 16 }
+
+    /// Runs the groups waiting, one after the other, until none is left (or ``groupsPerTurn``
+    /// ran: then the rest waits its turn at the end of the pool's queue). Staying on the thread
+    /// matters: going back to the pool after every group woke a second thread for each commit,
+    /// often only to find the queue empty (the load suite on tmpfs: 24 context switches per
+    /// small upload in up-server before, 20-21 after).
     private func drain() {
-        let group = queue.withLock { queue -> [Job] in
-            let taken = Array(queue.jobs.prefix(Self.maximumGroup))
-            queue.jobs.removeFirst(taken.count)
-            if taken.isEmpty { queue.draining = false }
-            return taken
+        for _ in 0..<Self.groupsPerTurn {
+            let group = queue.withLock { queue -> [Job] in
+                let taken = Array(queue.jobs.prefix(Self.maximumGroup))
+                queue.jobs.removeFirst(taken.count)
+                if taken.isEmpty { queue.draining = false }
+                return taken
+            }
+            guard !group.isEmpty else { return }
+            let finished = resource.withLock { resource in run(group, &resource) }
+            for (finish, error) in finished { finish(error) }
         }
-        guard !group.isEmpty else { return }
-        let finished = resource.withLock { resource in run(group, &resource) }
-        for (finish, error) in finished { finish(error) }
         pool.submit { self.drain() }
     }
 
