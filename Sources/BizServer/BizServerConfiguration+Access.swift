@@ -1,4 +1,4 @@
-public import Basics
+import Basics
 import NativeCrypto
 public import ServerShell
 

@@ -1,6 +1,6 @@
-public import Foundation
-public import Basics
-public import ServerShell
+import Foundation
+import Basics
+import ServerShell
 
 /// Loading the `jwt` block and the per-user keys of `clients[]` entries (issue 11 §1):
 ///

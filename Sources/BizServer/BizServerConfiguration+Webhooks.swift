@@ -1,5 +1,5 @@
-public import Basics
-public import ServerShell
+import Basics
+import ServerShell
 
 /// Loading `webhooks[]` (issue 11 §2). Each entry, read by the shell's strict reader (an
 /// unknown key is one line with a did-you-mean, exit 78):

@@ -9,7 +9,7 @@ public enum Base64Encoder {
     private static let alphabet: StaticString = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
 
     /// The 64 characters of the URL-safe alphabet, by value (decoders build their table from it).
-    public static var urlSafeAlphabet: [UInt8] { alphabet.withUTF8Buffer { Array($0) } }
+    public static var urlSafeAlphabet: [UInt8] { alphabet.withUTF8Buffer { unsafe Array($0) } }
 
     /// Overwrites `output[start ..< start + 4 * ((range.count + 2) / 3)]` with the padded
     /// URL-safe base64 of `input[range]`.

@@ -15,7 +15,7 @@ public enum Hex {
     private static func encode(_ bytes: UnsafeRawBufferPointer) -> String {
         unsafe String(unsafeUninitializedCapacity: bytes.count * 2) { out in
             var index = 0
-            for byte in unsafe bytes {
+            for unsafe byte in unsafe bytes {
                 unsafe out[index] = lowerDigit(byte >> 4)
                 unsafe out[index + 1] = lowerDigit(byte & 0x0F)
                 index += 2

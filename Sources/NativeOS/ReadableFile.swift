@@ -37,7 +37,7 @@ public final class ReadableFile: Sendable {
             buffer.append(contentsOf: repeatElement(0, count: count - buffer.count))
         }
         let descriptor = self.descriptor
-        let outcome: (done: Int, errno: Int32) = buffer.withUnsafeMutableBytes { bytes in
+        let outcome: (done: Int, errno: Int32) = unsafe buffer.withUnsafeMutableBytes { bytes in
             var done = 0
             while done < count {
                 let n = unsafe pread(descriptor, bytes.baseAddress! + done, count - done, off_t(offset) + off_t(done))

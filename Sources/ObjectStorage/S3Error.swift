@@ -1,4 +1,4 @@
-public import HTTPTransport
+import HTTPTransport
 
 /// Why an object-store call failed: one closed table for the whole S3 client (DESIGN.md habit 5).
 ///

@@ -67,7 +67,7 @@ public final class InMemoryBlockStore: BlockStore {
     /// the blob ends exactly at `offset` — and fails with `BlockStoreError.io` if it does not,
     /// so a caller that breaks the promise fails its tests.
     public func appendFollowing(_ bytes: [UInt8], to blob: BlobID, at offset: Int64) throws -> Int64 {
-        let length = try state.withLock { state in
+        let length = state.withLock { state in
             state.following += 1
             return state.blobs[blob].map { Int64($0.count) }
         }

@@ -1,6 +1,6 @@
 public import NativePostgres
 public import ObjectStorage
-public import ServerShell
+import ServerShell
 public import Basics
 
 extension UpServerConfiguration {

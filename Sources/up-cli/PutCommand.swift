@@ -82,7 +82,6 @@ struct PutCommand {
     }
 
     private func report(_ result: UploadResult, mode: ProgressRenderer.Mode) {
-        let seconds = result.duration.seconds
         let skipped = max(0, result.size - result.bytesSent)
         let replyJSON: String = (try? JSONValue.parse(result.reply))?.serialized()
             ?? JSONText.quoted(String(decoding: result.reply, as: UTF8.self))

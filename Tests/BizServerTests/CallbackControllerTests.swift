@@ -30,7 +30,7 @@ struct CallbackControllerTests {
         #expect(reply["vars"] as? [String: String] == ["x:color": "red", "x:app": "upgate-test"])
         #expect((reply["id"] as? String)?.hasPrefix("up_") == true)
         #expect(reply["receivedAt"] as? String == "2030-03-17T17:46:40.000Z")
-        #expect(try await harness.store.count() == 1)
+        #expect(await harness.store.count() == 1)
         #expect(harness.server.metrics.value("upgate_biz_callbacks_accepted_total") == 1)
     }
 
@@ -43,7 +43,7 @@ struct CallbackControllerTests {
         let second = await harness.postQBox(target: callback.target, body: callback.body, contentType: callback.contentType)
         #expect(first.status == 200 && second.status == 200)
         #expect(first.bodyBytes == second.bodyBytes)
-        #expect(try await harness.store.count() == 1)
+        #expect(await harness.store.count() == 1)
         #expect(harness.server.metrics.value("upgate_biz_callbacks_duplicate_total") == 1)
     }
 
@@ -55,7 +55,7 @@ struct CallbackControllerTests {
         let r1 = await harness.postQBox(target: v1.target, body: v1.body, contentType: v1.contentType)
         let r2 = await harness.postQBox(target: v2.target, body: v2.body, contentType: v2.contentType)
         #expect(try r1.jsonObject()["id"] as? String != r2.jsonObject()["id"] as? String)
-        #expect(try await harness.store.count() == 2)
+        #expect(await harness.store.count() == 2)
     }
 
     @Test func aQBoxJSONCallbackIsAcceptedThroughItsSignedBodySha1() async throws {
@@ -125,7 +125,7 @@ struct CallbackControllerTests {
         let response = await harness.postQBox(
             target: callback.target, body: altered, contentType: callback.contentType, signedBody: callback.body)
         #expect(response.status == 401)
-        #expect(try await harness.store.count() == 0)
+        #expect(await harness.store.count() == 0)
     }
 
     @Test(
@@ -165,7 +165,7 @@ struct CallbackControllerTests {
         let response = await harness.postQBox(target: "/v1/callback", body: Array(body.utf8), contentType: QBoxSignature.formContentType)
         #expect(response.status == 400)
         #expect(response.errorText == error)
-        #expect(try await harness.store.count() == 0)
+        #expect(await harness.store.count() == 0)
     }
 
     @Test func oversizedCallbackBodiesAre413() async {
@@ -220,13 +220,13 @@ private struct FailingUploadRecordStore: UploadRecordStore {
 
     var webhookDeliveries: any OutboxStore { base.webhookDeliveries }
 
-    func upload(id: String) async throws -> UploadRecord? { try await base.upload(id: id) }
+    func upload(id: String) async throws -> UploadRecord? { await base.upload(id: id) }
 
-    func uploads(_ query: UploadQuery) async throws -> [UploadRecord]? { try await base.uploads(query) }
+    func uploads(_ query: UploadQuery) async throws -> [UploadRecord]? { await base.uploads(query) }
 
     func uploadSizes(clientID: String, endUser: String, since: Int64) async throws -> [UploadSize] {
-        try await base.uploadSizes(clientID: clientID, endUser: endUser, since: since)
+        await base.uploadSizes(clientID: clientID, endUser: endUser, since: since)
     }
 
-    func count() async throws -> Int { try await base.count() }
+    func count() async throws -> Int { await base.count() }
 }

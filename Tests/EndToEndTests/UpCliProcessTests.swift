@@ -237,8 +237,8 @@ final class CLIProcess {
     init(binary: String, arguments: [String], stdout: String, stderr: String) throws {
         stdoutPath = stdout
         stderrPath = stderr
-        FileManager.default.createFile(atPath: stdout, contents: nil)
-        FileManager.default.createFile(atPath: stderr, contents: nil)
+        _ = FileManager.default.createFile(atPath: stdout, contents: nil)
+        _ = FileManager.default.createFile(atPath: stderr, contents: nil)
         let process = Process()
         process.executableURL = URL(fileURLWithPath: binary)
         process.arguments = arguments

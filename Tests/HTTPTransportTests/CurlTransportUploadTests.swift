@@ -108,7 +108,7 @@ import Testing
     func aSentBodyIsNoLongerSharedOnceAnswered(_ kind: TransportUnderTest) async throws {
         let transport = try kind.make()
         var buffer = [UInt8](repeating: 0, count: 256 << 10)
-        let address = unsafe buffer.withUnsafeBufferPointer { unsafe UInt(bitPattern: $0.baseAddress) }
+        let address = unsafe buffer.withUnsafeBufferPointer { UInt(bitPattern: $0.baseAddress) }
         try await withServer(Self.hashingRouter()) { port in
             for round in 0..<16 {
                 let response = try await transport.send(TransportRequest(
@@ -118,7 +118,7 @@ import Testing
                 // Writing into a buffer still shared with anyone copies it first.
                 let written = unsafe buffer.withUnsafeMutableBufferPointer { bytes in
                     unsafe bytes[round] = UInt8(truncatingIfNeeded: round + 1)
-                    return unsafe UInt(bitPattern: bytes.baseAddress)
+                    return UInt(bitPattern: bytes.baseAddress)
                 }
                 #expect(written == address, "round \(round): the sent buffer was still shared, so writing copied it")
             }

@@ -36,7 +36,7 @@ struct S3ClientObjectTests {
         let client = try await freshClient()
         let bytes = Pattern.bytes(0..<300_000, seed: 3)
         let path = FileManager.default.temporaryDirectory.appending(path: "s3-body-\(UUID().uuidString)").path
-        FileManager.default.createFile(atPath: path, contents: Data(bytes))
+        _ = FileManager.default.createFile(atPath: path, contents: Data(bytes))
         defer { try? FileManager.default.removeItem(atPath: path) }
         _ = try await client.putObject("file", body: .file(path: path, offset: 1000, length: 200_000))
         _ = try await client.putObject("bytes", body: .bytes(Array(bytes[5..<9])), contentType: "text/plain")

@@ -19,7 +19,7 @@ extension DigestAlgorithm {
 
 /// An `EVP_MD` from `EVP_MD_fetch`, held for the life of the process (never freed), each
 /// fetched on first use (a pointer is not Sendable; the object behind it is never mutated).
-private struct FetchedDigest: @unchecked Sendable {
+@safe private struct FetchedDigest: @unchecked Sendable {
     static let sha1 = FetchedDigest("SHA1")
     static let sha256 = FetchedDigest("SHA256")
     static let md5 = FetchedDigest("MD5")

@@ -48,7 +48,7 @@ enum OpenSSLHMAC: MACEngine {
 
     /// A context owned by the free list (a pointer is not Sendable; the list hands each to one
     /// caller at a time).
-    private struct SpareContext: @unchecked Sendable {
+    @safe private struct SpareContext: @unchecked Sendable {
         let pointer: OpaquePointer
     }
 
@@ -70,7 +70,7 @@ enum OpenSSLHMAC: MACEngine {
     }
 
     deinit {
-        for context in unsafe spare.withLock({ $0 }) { unsafe EVP_MAC_CTX_free(context.pointer) }
+        for context in spare.withLock({ $0 }) { unsafe EVP_MAC_CTX_free(context.pointer) }
         unsafe EVP_MAC_CTX_free(prepared)
         unsafe EVP_MAC_free(mac)
     }
@@ -96,7 +96,7 @@ enum OpenSSLHMAC: MACEngine {
 
     /// A context ready for a message under the key: a spare one, else a new duplicate.
     private func take() -> OpaquePointer {
-        if let context = unsafe spare.withLock({ $0.popLast() }) { return unsafe context.pointer }
+        if let context = spare.withLock({ $0.popLast() }) { return unsafe context.pointer }
         return unsafe duplicate()
     }
 
@@ -104,7 +104,7 @@ enum OpenSSLHMAC: MACEngine {
     /// fails: then the next message gets a fresh duplicate).
     private func give(_ context: OpaquePointer) {
         if unsafe EVP_MAC_init(context, nil, 0, nil) == 1 {
-            let kept = unsafe spare.withLock { list in
+            let kept = spare.withLock { list in
                 guard list.count < Self.maxSpare else { return false }
                 unsafe list.append(SpareContext(pointer: context))
                 return true

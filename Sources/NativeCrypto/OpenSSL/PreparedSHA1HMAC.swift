@@ -31,7 +31,7 @@ internal import CLibCrypto
 
     func code(for buffer: UnsafeRawBufferPointer) -> [UInt8] {
         var context = inner
-        update(&context, buffer)
+        unsafe update(&context, buffer)
         return finish(&context)
     }
 

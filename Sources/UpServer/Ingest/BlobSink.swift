@@ -91,9 +91,9 @@ final class BlobSink: Sendable {
                 if state.current != nil { try close(&state) }
             }
             var md5: [UInt8]?
-            if var digest = state.md5.take() { md5 = digest.finalize() }
+            if let digest = state.md5.take() { md5 = digest.finalize() }
             var etag: EtagHasher.Result?
-            if var hasher = state.etag.take() { etag = hasher.finalize() }
+            if let hasher = state.etag.take() { etag = hasher.finalize() }
             return Sealed(crc32: state.crc?.value, segments: state.finished, md5: md5, etag: etag, blockSHA1: blockSHA1)
         }
     }

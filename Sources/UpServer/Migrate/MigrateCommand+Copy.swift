@@ -1,5 +1,5 @@
 public import Foundation
-public import NativePostgres
+import NativePostgres
 import NativeStore
 import Outbox
 

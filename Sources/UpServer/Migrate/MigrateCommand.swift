@@ -1,4 +1,4 @@
-public import Basics
+import Basics
 import Foundation
 import NativePostgres
 import ObjectStorage

@@ -1,5 +1,5 @@
 import Foundation
-public import Outbox
+import Outbox
 
 /// The HTTP request of one upload callback (qiniu-protocol.md §3.1), as rendered when the object
 /// was stored and signed anew at each attempt.

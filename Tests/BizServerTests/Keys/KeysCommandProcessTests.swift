@@ -35,8 +35,8 @@ struct KeysCommandProcessTests {
             return try await BlockingIO.run {
                 let out = directory.appending(path: "keys-\(UUID().uuidString).out")
                 let err = directory.appending(path: "keys-\(UUID().uuidString).err")
-                FileManager.default.createFile(atPath: out.path, contents: nil)
-                FileManager.default.createFile(atPath: err.path, contents: nil)
+                _ = FileManager.default.createFile(atPath: out.path, contents: nil)
+                _ = FileManager.default.createFile(atPath: err.path, contents: nil)
                 let process = Process()
                 process.executableURL = URL(fileURLWithPath: binary)
                 process.arguments = all

@@ -33,7 +33,7 @@ import Testing
             var delivery = entry.delivery
             let event: OutboxDelivery.Event = outcome.failureReason == nil ? .succeeded(owner: "old") : .abandoned(owner: "old")
             _ = delivery.handle(event, schedule: .init(retryDelays: [1]))
-            try await outbox.record(entry.id, claimedBy: "old", as: delivery, outcome: outcome)
+            _ = try await outbox.record(entry.id, claimedBy: "old", as: delivery, outcome: outcome)
         }
         let keys = try SQLiteAPIKeyStore(directory: directory)
         let plain = "upk_migrated-key-0123456789abcdef"

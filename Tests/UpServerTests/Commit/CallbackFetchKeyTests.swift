@@ -27,7 +27,7 @@ struct CallbackFetchKeyTests {
         #expect(response.json["key"] == nil)
         let renamed = await harness.index.object(bucket: "demo", key: "renamed/hello.txt")
         #expect(renamed?.etag == FormUploadControllerTests.helloEtag)
-        #expect(try await harness.index.object(bucket: "demo", key: FormUploadControllerTests.helloEtag) == nil)
+        #expect(await harness.index.object(bucket: "demo", key: FormUploadControllerTests.helloEtag) == nil)
         // The blobs now belong to the renamed object: it still reads back.
         let segment = try #require(renamed?.segments.first)
         #expect(try harness.store.read(segment.blob, range: 0..<segment.length) == FormUploadControllerTests.hello)
@@ -39,6 +39,6 @@ struct CallbackFetchKeyTests {
         let response = await Self.upload(harness)
         #expect(response.status == 579)
         // spec §3.4: 579 means stored, callback failed — the object stays under its key.
-        #expect(try await harness.index.object(bucket: "demo", key: FormUploadControllerTests.helloEtag) != nil)
+        #expect(await harness.index.object(bucket: "demo", key: FormUploadControllerTests.helloEtag) != nil)
     }
 }

@@ -9,7 +9,7 @@ extension PostgresUpIndex: BlockIndex {
         let record = try UpIndexRules.newBlock(
             blob, blockSize: blockSize, received: received, crc32: crc32, sha1: sha1, expiresAt: expiresAt,
             createdAt: createdAt)
-        try await connection { connection in
+        _ = try await connection { connection in
             try connection.query(
                 "INSERT INTO blocks (\(SQLiteUpIndex.blockColumns)) VALUES ($1, $2, $3, $4, $5, $6, $7)",
                 [

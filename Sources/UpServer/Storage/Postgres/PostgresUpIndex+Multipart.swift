@@ -9,7 +9,7 @@ extension PostgresUpIndex: MultipartIndex {
         let upload = MultipartUpload(
             id: UpIndexRules.newUploadID(), bucket: bucket, key: key, expiresAt: expiresAt, createdAt: createdAt,
             state: .active)
-        try await connection { connection in
+        _ = try await connection { connection in
             try connection.query(
                 "INSERT INTO uploads (\(SQLiteUpIndex.uploadColumns)) VALUES ($1, $2, $3, 'active', $4, $5)",
                 [.text(upload.id), .text(bucket), PostgresValue(key), .integer(expiresAt), .integer(createdAt)])
