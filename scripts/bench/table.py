@@ -26,15 +26,20 @@ def rows(f):
     out = []
 
     def row(what, figure, peer, ratio, goal, ok):
-        out.append((what, figure, peer, f"**{ratio:.2f}×**", goal, "met" if ok else "MISSED"))
+        verdict = "" if ok is None else "met" if ok else "MISSED"
+        out.append((what, figure, peer, f"**{ratio:.2f}×**", goal, verdict))
 
-    biz, nginx, python = (f.get(f"token.{t}.c64") for t in ("biz", "nginx", "python"))
+    biz, nginx, python, mhd = (f.get(f"token.{t}.c64") for t in ("biz", "nginx", "python", "mhd"))
     if biz and nginx:
         row("`POST /v1/uptoken`, wrk -t2 -c64 keep-alive, vs nginx `return 200` of the same body",
             f"{biz:,.0f} req/s", f"{nginx:,.0f} req/s", biz / nginx, "≥ 0.8×", biz / nginx >= 0.8)
     if biz and python:
         row("same, vs the Python peer (stdlib server + official SDK)",
             f"{biz:,.0f} req/s", f"{python:,.0f} req/s", biz / python, "≥ 10×", biz / python >= 10)
+    if mhd and nginx:
+        row("the engine alone: libmicrohttpd with NativeHTTP's flags answering the same body, no handler "
+            "(`mhd_peer.c`), vs nginx", f"{mhd:,.0f} req/s", f"{nginx:,.0f} req/s", mhd / nginx,
+            "none: the most a handler on this engine can reach", None)
     floor, put = f.get("floor.cpu_gib"), f.get("limit.put_gib")
     for proto, label in (("cli", "v1 (4 MiB blocks)"), ("v2", "v2 (4 MiB parts)")):
         if floor is None or f"{proto}.server_cpu_gib" not in f:
@@ -116,10 +121,11 @@ def chart(f, path):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     fig, (a, b) = plt.subplots(1, 2, figsize=(10, 4))
-    tokens = [(label, f.get(f"token.{t}.c64")) for t, label in
-              (("biz", "biz-server"), ("nginx", "nginx return 200\n(anchor)"), ("python", "Python peer"))]
-    tokens = [(label, v) for label, v in tokens if v]
-    a.bar([label for label, _ in tokens], [v for _, v in tokens], color=["tab:blue", "tab:gray", "tab:orange"][:len(tokens)])
+    tokens = [(label, f.get(f"token.{t}.c64"), color) for t, label, color in
+              (("biz", "biz-server", "tab:blue"), ("nginx", "nginx return 200\n(anchor)", "tab:gray"),
+               ("python", "Python peer", "tab:orange"), ("mhd", "libmicrohttpd\nalone", "tab:purple"))]
+    tokens = [bar for bar in tokens if bar[1]]
+    a.bar([bar[0] for bar in tokens], [bar[1] for bar in tokens], color=[bar[2] for bar in tokens])
     a.set_title("POST /v1/uptoken, wrk -t2 -c64 (req/s)")
     if f.get("token.nginx.c64"):
         a.axhline(0.8 * f["token.nginx.c64"], color="tab:green", linestyle="--", label="goal: 0.8 × nginx")
