@@ -138,7 +138,9 @@ class Run:
             ("up_callback_failures", self.ups))}
         state = {"outbox_idle": h.outbox_idle(self.up.url), "records": h.biz_records(self.biz.url) or [],
                  "metrics": m, "cpu": {"up-server": sum(h.cpu_seconds(s.process.pid) or 0 for s in self.ups),
-                                       "biz-server": sum(h.cpu_seconds(s.process.pid) or 0 for s in self.bizs)}}
+                                       "biz-server": sum(h.cpu_seconds(s.process.pid) or 0 for s in self.bizs)},
+                 "switches": {"up-server": sum(h.context_switches(s.process.pid) or 0 for s in self.ups),
+                              "biz-server": sum(h.context_switches(s.process.pid) or 0 for s in self.bizs)}}
         if self.cluster:
             state["cpu"]["nginx"] = h.cpu_seconds(self.cluster.nginx.pid)
             state["cpu"]["postgres"] = h.postgres_cpu_seconds(self.cluster.pg_dir)
@@ -208,6 +210,9 @@ def report(run, state, figures):
             f"{dict(sorted(figures['status'].items()))}; socket errors {figures.get('errors', {})}")
     say("  CPU seconds           " + ", ".join(f"{k} {v:.1f}" for k, v in state["cpu"].items() if v is not None)
         + f" ({os.cpu_count()} cores)")
+    if uploads:
+        say("  context switches      " + ", ".join(f"{k} {v / len(uploads):.1f}" for k, v in state["switches"].items())
+            + " per upload (threads alive at the end, whole run: start-up and any wrk load included)")
 
 
 def wrk_rps(figures):
