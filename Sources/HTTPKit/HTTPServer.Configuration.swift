@@ -16,9 +16,10 @@ extension HTTPServer {
         /// Default 4096; libmicrohttpd's own default, 1020, left a 500-upload wave plus its
         /// callbacks and a load generator close to it. Keep `ulimit -n` above it.
         public var connectionLimit: Int
-        /// Memory per connection for the request head and read buffer. A head larger than about
-        /// half of it is answered 431 by libmicrohttpd (31,000 bytes of headers pass at the
-        /// default; nginx refuses a header line over 8 KiB by default).
+        /// Memory per connection for the request head and read buffer. A head that does not fit
+        /// is answered 431 by libmicrohttpd, with its own HTML page (at the default, one header
+        /// of 31,000 bytes passes and one of 33,000 does not; nginx refuses a header line over
+        /// 8 KiB by default).
         ///
         /// Default 32 KiB, for two reasons: it is the most glibc's `malloc` hands out from its
         /// heap, while a larger pool is a fresh `mmap` per connection, whose pages the kernel

@@ -25,8 +25,8 @@ public final class MicroHTTPDServer: Sendable {
         public var threadCount: Int
         /// Idle seconds before MHD closes a connection that is not suspended.
         public var connectionTimeoutSeconds: Int
-        /// Bytes MHD may use per connection for the request head and read buffer; a head larger
-        /// than about half of this is answered with 431 by MHD. Default 32 KiB (why:
+        /// Bytes MHD may use per connection for the request head and read buffer; a head that
+        /// does not fit is answered with 431 by MHD. Default 32 KiB (why:
         /// `HTTPServer.Configuration.connectionMemoryLimit`).
         public var connectionMemoryLimit: Int
         /// Pending-connection queue length for `listen`.
