@@ -3,7 +3,8 @@ import NativeCrypto
 import Foundation
 
 extension S3Client {
-    /// `PutObject`: stores `body` under `key` and returns the new ETag.
+    /// `PutObject`: stores `body` under `key` and returns the new ETag. A `.bytes` body is
+    /// protected as ``S3Settings/payloadIntegrity`` says.
     ///
     /// - Parameter onlyIfAbsent: send `If-None-Match: *`, so an existing key fails with
     ///   ``S3Error/Kind/preconditionFailed`` instead of being overwritten (AWS since 2024,
@@ -14,7 +15,7 @@ extension S3Client {
         var headers: [(name: String, value: String)] = []
         if let contentType { headers.append(("Content-Type", contentType)) }
         if onlyIfAbsent { headers.append(("If-None-Match", "*")) }
-        let response = try await send("PUT", key: key, headers: headers, body: body, timeout: settings.transferTimeout)
+        let response = try await send("PUT", key: key, headers: headers, body: body, objectBody: true, timeout: settings.transferTimeout)
         try await drain(response)
         return response.head[header: "ETag"]?.unquotedETag ?? ""
     }
@@ -52,6 +53,13 @@ extension S3Client {
         return S3ObjectInfo(
             size: Int64(response.head[header: "Content-Length"] ?? "") ?? 0,
             etag: response.head[header: "ETag"]?.unquotedETag ?? "", contentType: response.head[header: "Content-Type"])
+    }
+
+    /// `x-amz-checksum-crc32`: the CRC-32 (the zlib/gzip one) of `bytes`, big-endian, in base64.
+    static func checksumCRC32(_ bytes: [UInt8]) -> String {
+        let crc = CRC32.checksum(bytes)
+        return Data([UInt8(crc >> 24), UInt8(truncatingIfNeeded: crc >> 16), UInt8(truncatingIfNeeded: crc >> 8), UInt8(truncatingIfNeeded: crc)])
+            .base64EncodedString()
     }
 
     /// `DeleteObject`. Deleting a missing key succeeds (S3 answers 204 either way), so sweeps may repeat.

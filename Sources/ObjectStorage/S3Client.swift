@@ -14,6 +14,8 @@ public final class S3Client: Sendable {
     let transport: any StreamingHTTPTransport
     let clock: any WallClock
     let signer: SigV4Signer
+    /// ``S3Settings/payloadIntegrity``, resolved by the endpoint's scheme when not set.
+    let payloadIntegrity: S3Settings.PayloadIntegrity
     private let scheme: String
     private let authority: String
 
@@ -21,7 +23,9 @@ public final class S3Client: Sendable {
     public enum Body: Sendable {
         /// No body.
         case none
-        /// Bytes in memory; hashed and signed (small documents, tests).
+        /// Bytes in memory (blob appends, small documents): signed with their SHA-256, or, as
+        /// `PutObject`'s body under ``S3Settings/PayloadIntegrity/crc32``, sent unsigned with
+        /// their CRC-32 for the store to check.
         case bytes([UInt8])
         /// A region of a local file, streamed from disk; sent as an unsigned payload.
         case file(path: String, offset: Int64, length: Int64)
@@ -48,17 +52,34 @@ public final class S3Client: Sendable {
         self.transport = transport
         self.clock = clock
         signer = SigV4Signer(credentials: settings.credentials, region: settings.region)
+        payloadIntegrity = settings.payloadIntegrity ?? (scheme == "https" ? .crc32 : .sha256)
     }
 
     /// Sends one signed request for `key` (nil: the bucket itself) and returns the response head
     /// with its body unread. A status of 300 or more is read as an S3 error document and thrown.
+    ///
+    /// - Parameter objectBody: `body` is an object's content (PutObject), so a `.bytes` body may
+    ///   go as ``S3Settings/PayloadIntegrity/crc32``; other documents (DeleteObjects' XML,
+    ///   CompleteMultipartUpload's, where a checksum header means something else) are always
+    ///   signed with their SHA-256.
     func send(
         _ method: String, key: String?, query: [(name: String, value: String)] = [], headers: [(name: String, value: String)] = [],
-        body: Body = .none, timeout: Duration? = nil
+        body: Body = .none, objectBody: Bool = false, timeout: Duration? = nil
     ) async throws(S3Error) -> StreamingResponse {
         let (host, path) = hostAndPath(key: key)
-        let payloadHash = if case .bytes(let bytes) = body { Hex.encode(SHA256.hash(bytes)) }
-            else if case .none = body { SigV4Signer.emptyPayloadHash } else { SigV4Signer.unsignedPayload }
+        var headers = headers
+        let payloadHash: String
+        switch body {
+        case .none:
+            payloadHash = SigV4Signer.emptyPayloadHash
+        case .bytes(let bytes) where objectBody && payloadIntegrity == .crc32:
+            headers.append(("x-amz-checksum-crc32", Self.checksumCRC32(bytes)))
+            payloadHash = SigV4Signer.unsignedPayload
+        case .bytes(let bytes):
+            payloadHash = Hex.encode(SHA256.hash(bytes))
+        case .file, .stream:
+            payloadHash = SigV4Signer.unsignedPayload
+        }
         let signed = signer.signedHeaders(
             for: SigV4Signer.Request(
                 method: method, encodedPath: path, query: query, headers: [("Host", host)] + headers, payloadHash: payloadHash),

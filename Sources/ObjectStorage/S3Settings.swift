@@ -32,11 +32,29 @@ public struct S3Settings: Sendable {
     public var requestTimeout: Duration
     /// The whole exchange of a streamed put, part or get, body included. Default 10 minutes.
     public var transferTimeout: Duration
+    /// How an object body sent from memory is protected on its way to the store; `nil` chooses by
+    /// the endpoint's scheme: ``PayloadIntegrity/crc32`` over `https`, ``PayloadIntegrity/sha256``
+    /// over `http` (the AWS SDKs make the same choice).
+    public var payloadIntegrity: PayloadIntegrity?
+
+    /// How `PutObject` bodies held in memory (every blob append) are protected in transit.
+    public enum PayloadIntegrity: String, Sendable {
+        /// The body's SHA-256 is part of the signature (`x-amz-content-sha256`), so the store
+        /// refuses a body changed on the way, by accident or on purpose. Costs a SHA-256 pass
+        /// over every byte sent: on the order of the protocol's own SHA-1.
+        case sha256
+        /// The body goes as `UNSIGNED-PAYLOAD` with its CRC-32 in `x-amz-checksum-crc32`, a signed
+        /// header the store checks against what it received (AWS, R2, MinIO and SeaweedFS refuse
+        /// a mismatch). Catches corruption at a fraction of the cost; it does not stop a
+        /// deliberate change, which is TLS's job, so it is the default only over `https`.
+        case crc32
+    }
 
     /// Creates settings; see each property for its meaning and default.
     public init(
         endpoint: String, region: String = "us-east-1", bucket: String, credentials: S3Credentials,
-        addressing: Addressing = .path, requestTimeout: Duration = .seconds(30), transferTimeout: Duration = .seconds(600)
+        addressing: Addressing = .path, requestTimeout: Duration = .seconds(30), transferTimeout: Duration = .seconds(600),
+        payloadIntegrity: PayloadIntegrity? = nil
     ) {
         self.endpoint = endpoint
         self.region = region
@@ -45,6 +63,7 @@ public struct S3Settings: Sendable {
         self.addressing = addressing
         self.requestTimeout = requestTimeout
         self.transferTimeout = transferTimeout
+        self.payloadIntegrity = payloadIntegrity
     }
 
     /// The environment variable for the access key id.

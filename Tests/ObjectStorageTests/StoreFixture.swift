@@ -6,13 +6,14 @@ import TestSupport
 
 /// A client on a fresh bucket of the shared SeaweedFS (or of `store`), bucket created.
 func freshClient(
-    _ store: SeaweedFS? = nil, secret: String? = nil, addressing: S3Settings.Addressing = .path
+    _ store: SeaweedFS? = nil, secret: String? = nil, addressing: S3Settings.Addressing = .path,
+    payloadIntegrity: S3Settings.PayloadIntegrity? = nil
 ) async throws -> S3Client {
     let store = if let store { store } else { try await SeaweedFS.shared() }
     let settings = S3Settings(
         endpoint: store.endpoint, region: store.region, bucket: SeaweedFS.uniqueBucket(),
         credentials: S3Credentials(accessKeyId: store.accessKeyId, secretAccessKey: secret ?? store.secretAccessKey),
-        addressing: addressing, requestTimeout: .seconds(20), transferTimeout: .seconds(120))
+        addressing: addressing, requestTimeout: .seconds(20), transferTimeout: .seconds(120), payloadIntegrity: payloadIntegrity)
     let client = try S3Client(settings: settings, transport: try CurlTransport())
     if secret == nil { try await client.createBucket() }
     return client

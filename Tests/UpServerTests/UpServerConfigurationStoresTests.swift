@@ -44,6 +44,7 @@ struct UpServerConfigurationStoresTests {
         (#","blobStore":{"type":"s3","endpoint":"http://127.0.0.1:8333","bucket":"upgate"}"#, "UPGATE_S3_ACCESS_KEY_ID"),
         (#","blobStore":{"type":"s3","endpoint":"http://127.0.0.1:8333","bucket":"upgate","accessKeyId":"k","secretAccessKey":"s","regoin":"x"}"#, #"did you mean "blobStore.region""#),
         (#","blobStore":{"type":"gcs"}"#, "blobStore.type"),
+        (#","blobStore":{"type":"s3","endpoint":"http://127.0.0.1:8333","bucket":"upgate","accessKeyId":"k","secretAccessKey":"s","payloadIntegrity":"md5"}"#, "blobStore.payloadIntegrity"),
     ])
     func mistakesStopTheServerWithOneLine(extra: String, fragment: String) {
         do {
@@ -62,5 +63,12 @@ struct UpServerConfigurationStoresTests {
         guard case .s3(let settings) = configuration.blobStore else { Issue.record("not s3"); return }
         #expect(settings.endpoint == "http://127.0.0.1:8333" && settings.region == "eu-west-1" && settings.bucket == "upgate")
         #expect(settings.credentials.accessKeyId == "env-id" && settings.credentials.secretAccessKey == "env-secret")
+        #expect(settings.payloadIntegrity == nil)
+    }
+
+    @Test func payloadIntegrityIsReadWhenSet() throws {
+        let store = #","blobStore":{"type":"s3","endpoint":"http://127.0.0.1:8333","bucket":"upgate","accessKeyId":"k","secretAccessKey":"s","payloadIntegrity":"crc32"}"#
+        guard case .s3(let settings) = try Self.load(store).blobStore else { Issue.record("not s3"); return }
+        #expect(settings.payloadIntegrity == .crc32)
     }
 }

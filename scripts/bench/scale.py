@@ -7,6 +7,7 @@ Both servers are reached directly (not through the cluster's nginx), so a figure
 its SQLite + local-disk twin by the stores alone.
 
     scale.py [--targets tokens,uploads] --seconds S --mib N --repeat R --cli PATH [--bin DIR] [--figures FILE]
+             [--payload-integrity sha256|crc32]
 
   tokens   wrk -t2 -c64 keep-alive, scripts/bench/post.lua (the token bench's request), against
            biz-server on PostgreSQL with its rate limit lifted, after a 1 s warm-up; biz-server's
@@ -16,6 +17,9 @@ its SQLite + local-disk twin by the stores alone.
            up-server's, SeaweedFS's and PostgreSQL's CPU per GiB, wall time per GiB. Every run
            is checked: the client's hash == the official SDK's etag of the file, and GET /stat
            says the same size and hash.
+
+--payload-integrity sets up-server's blobStore.payloadIntegrity; without it the endpoint's
+default applies (SeaweedFS is reached over http here, so SHA-256 in the signature).
 
 Prints a report to stderr and, with --figures, appends "NAME VALUE" lines for scripts/bench/run
 (scale.token.c64, scale.{cli,v2}.{server,client,store,postgres}_cpu_gib, scale.{cli,v2}.wall_gib).
@@ -164,6 +168,8 @@ def main():
     ap.add_argument("--cli", required=True, help="the up-cli binary")
     ap.add_argument("--bin", help="directory of up-server and biz-server (default: the release build)")
     ap.add_argument("--figures", help="append NAME VALUE lines here (scripts/bench/run)")
+    ap.add_argument("--payload-integrity", choices=["sha256", "crc32"],
+                    help="up-server's blobStore.payloadIntegrity (default: the endpoint's, sha256 over http)")
     args = ap.parse_args()
     if min(args.seconds, args.mib, args.repeat) < 1:
         ap.error("--seconds, --mib and --repeat must be positive")
@@ -175,12 +181,16 @@ def main():
 
     def lift(config):   # the token bench's setting: a limited client would measure 429s
         config["rateLimit"] = {"tokensPerSecond": 10 ** 9, "burst": 10 ** 9}
-    cluster = Cluster(h.bin_dir(args.bin), work, ups=1, bizs=1, biz_change=lift)
+    def payload(config):
+        if args.payload_integrity:
+            config["blobStore"]["payloadIntegrity"] = args.payload_integrity
+    cluster = Cluster(h.bin_dir(args.bin), work, ups=1, bizs=1, up_change=payload, biz_change=lift)
     figures, finished = [], False
     try:
         cluster.start()
         say(f"PostgreSQL {cluster.pg_url}, SeaweedFS {cluster.s3['endpoint']}, up-server {cluster.ups[0].url}, "
-            f"biz-server {cluster.bizs[0].url} (started in {cluster.seconds_to_start:.1f} s)")
+            f"biz-server {cluster.bizs[0].url} (started in {cluster.seconds_to_start:.1f} s); "
+            f"blob payloads protected by {args.payload_integrity or 'the default for http (sha256)'}")
         meter = Meter(cluster)
         if "tokens" in targets:
             tokens(cluster, meter, args, work, figures)
