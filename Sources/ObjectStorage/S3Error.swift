@@ -2,7 +2,7 @@ import HTTPTransport
 
 /// Why an object-store call failed: one closed table for the whole S3 client (DESIGN.md habit 5).
 ///
-/// `kind` is what callers branch on; the blob store maps ``Kind/slowDown`` and ``Kind/unavailable``
+/// `kind` is what callers branch on; the blob store maps every retryable kind (``isRetryable``)
 /// to `503` with `Retry-After` and never acknowledges bytes the store did not confirm.
 public struct S3Error: Error, Sendable, CustomStringConvertible {
     /// The class of failure.
@@ -20,6 +20,10 @@ public struct S3Error: Error, Sendable, CustomStringConvertible {
         case slowDown
         /// No response at all: refused, timed out, cut mid-exchange. The store may be down.
         case unavailable
+        /// 400 `BadDigest` / `XAmzContentSHA256Mismatch`: the body the store received does not
+        /// match its checksum or signed hash (``S3Settings/PayloadIntegrity``), so it was damaged
+        /// on the way; the same bytes sent again may arrive whole.
+        case damagedInTransit
         /// Any other 4xx: the store refused the request as malformed (`EntityTooSmall`,
         /// `InvalidPart`, `InvalidRange`, ...): a bug on our side, not worth retrying.
         case rejected
@@ -44,8 +48,8 @@ public struct S3Error: Error, Sendable, CustomStringConvertible {
         self.message = message
     }
 
-    /// Whether the same request may succeed later: overload and network failures.
-    public var isRetryable: Bool { kind == .slowDown || kind == .unavailable }
+    /// Whether the same request may succeed later: overload, network failures, a damaged body.
+    public var isRetryable: Bool { kind == .slowDown || kind == .unavailable || kind == .damagedInTransit }
 
     /// `<kind> (<status> <code>): <message>`.
     public var description: String {
@@ -64,6 +68,7 @@ public struct S3Error: Error, Sendable, CustomStringConvertible {
         case (_, "PreconditionFailed"), (412, _), (304, _): .preconditionFailed
         case (_, "SlowDown"), (_, "ServiceUnavailable"), (_, "InternalError"), (503, _), (500, _): .slowDown
         case (_, "AccessDenied"), (_, "SignatureDoesNotMatch"), (_, "InvalidAccessKeyId"), (403, _): .accessDenied
+        case (_, "BadDigest"), (_, "XAmzContentSHA256Mismatch"): .damagedInTransit
         case (400..<500, _): .rejected
         default: .other
         }

@@ -68,6 +68,9 @@ struct S3ClientPayloadTests {
                 timeout: .seconds(20))
         }
         #expect(wrong?.status == 400, "\(String(describing: wrong))")
+        // Damaged on the way, not refused as malformed: the blob store answers 503, and the
+        // uploader sends the chunk again.
+        #expect(wrong?.kind == .damagedInTransit && wrong?.isRetryable == true, "\(String(describing: wrong))")
         #expect(await s3Error { _ = try await client.headObject("crc/bad") }?.kind == .notFound)
     }
 
