@@ -38,4 +38,30 @@ struct S3BlockStoreTests {
         #expect(error.map { StoreUnavailable.isUnavailable($0) } == true)
         #expect(UpError(.storeUnavailable).responseHeaders["Retry-After"] == "5")
     }
+
+    /// A chunk the store says arrived damaged (`BadDigest`: its CRC-32 or SHA-256 did not match,
+    /// SeaweedFS's answer in ObjectStorageTests) is a transient store failure, 503 with
+    /// Retry-After, so the uploader sends it again; not an internal error.
+    @Test func aChunkTheStoreFoundDamagedIs503StoreUnavailable() async throws {
+        let settings = S3Settings(
+            endpoint: "https://s3.example.test", bucket: "upgate", credentials: S3Credentials(accessKeyId: "k", secretAccessKey: "s"))
+        let store = S3BlockStore(client: try S3Client(settings: settings, transport: BadDigestTransport()))
+        let error = await #expect(throws: S3Error.self) { try await BlockingIO.run { try store.create() } }
+        #expect(error?.kind == .damagedInTransit)
+        #expect(error.map { StoreUnavailable.isUnavailable($0) } == true)
+    }
+
+    /// Answers every request as S3 answers a body whose checksum does not match.
+    struct BadDigestTransport: StreamingHTTPTransport {
+        static let document = Array(
+            "<Error><Code>BadDigest</Code><Message>The Content-Md5 you specified did not match what we received.</Message></Error>".utf8)
+
+        func send(_ request: TransportRequest) async throws -> TransportResponse {
+            TransportResponse(status: 400, body: Self.document)
+        }
+
+        func stream(_ request: TransportRequest, body: StreamedRequestBody?) async throws -> StreamingResponse {
+            StreamingResponse(head: TransportResponse(status: 400), body: ResponseBody(bytes: Self.document))
+        }
+    }
 }
