@@ -7,7 +7,8 @@ public import Basics
 /// "blobStore": {"type": "s3", "endpoint": "http://127.0.0.1:8333", "region": "us-east-1",
 ///               "bucket": "upgate", "accessKeyId": "…", "secretAccessKey": "…"}
 /// ```
-/// The key pair may come from `UPGATE_S3_ACCESS_KEY_ID` / `UPGATE_S3_SECRET_ACCESS_KEY` instead
+/// `"payloadIntegrity": "sha256" | "crc32"` is optional: without it the endpoint's scheme
+/// chooses (``payloadIntegrity``). The key pair may come from `UPGATE_S3_ACCESS_KEY_ID` / `UPGATE_S3_SECRET_ACCESS_KEY` instead
 /// (``applyingEnvironment(_:)``), which is how production should set it.
 public struct S3Settings: Sendable {
     /// How the bucket appears in a request URL.
