@@ -43,7 +43,7 @@ common_init() {
 }
 
 free_port() {
-    python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+    python3 "$UPGATE_ROOT/scripts/lib/ports.py"   # below the ephemeral range: see ports.py
 }
 
 # wait_ready NAME PID URL [SECONDS]: polls URL until it answers 2xx; fails as soon as PID exits.

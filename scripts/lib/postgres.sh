@@ -25,6 +25,7 @@
 # loses nothing the OS had been given.
 
 PG_CLUSTER_BIN="${PG_CLUSTER_BIN:-/usr/lib/postgresql/15/bin}"
+PG_CLUSTER_LIB="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 PG_CLUSTER_USER="${PG_CLUSTER_USER:-upgate-pg}"
 
 pg_cluster_fail() { echo "postgres.sh: $*" >&2; return 1; }
@@ -53,7 +54,7 @@ pg_cluster_detached() {
 }
 
 pg_cluster_free_port() {
-    python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+    python3 "$PG_CLUSTER_LIB/ports.py"   # the picker of scripts/ (below the ephemeral range)
 }
 
 pg_cluster_start() {

@@ -27,18 +27,10 @@ seaweedfs_binary() {
     echo "$weed"
 }
 
-# Prints N distinct free loopback ports (bound to port 0 and released; another process could take
+# Prints N distinct free loopback ports (scripts/lib/ports.py; another process could still take
 # one before weed binds it, which the readiness wait then reports).
 _seaweedfs_free_ports() {
-    python3 - "$1" <<'PY'
-import socket, sys
-sockets = []
-for _ in range(int(sys.argv[1])):
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    sockets.append(s)
-print(" ".join(str(s.getsockname()[1]) for s in sockets))
-PY
+    python3 "$(dirname "${BASH_SOURCE[0]}")/ports.py" "$1"
 }
 
 seaweedfs_start() {

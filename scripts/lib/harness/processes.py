@@ -5,12 +5,13 @@ import http.client
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
 import urllib.error
 import urllib.request
+
+from ports import free_port  # noqa: F401 - scripts/lib/ports.py, re-exported by harness
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 # The UPGATE_* variables would replace the development keys the Config/ files share.
@@ -52,10 +53,6 @@ def install_cleanup():
     signal.signal(signal.SIGINT, on_signal)
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def wait_ready(url, process=None, name="server", timeout=20):
