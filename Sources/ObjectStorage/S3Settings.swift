@@ -39,7 +39,7 @@ public struct S3Settings: Sendable {
     public var payloadIntegrity: PayloadIntegrity?
 
     /// How `PutObject` bodies held in memory (every blob append) are protected in transit.
-    public enum PayloadIntegrity: String, Sendable {
+    public enum PayloadIntegrity: String, Sendable, CaseIterable {
         /// The body's SHA-256 is part of the signature (`x-amz-content-sha256`), so the store
         /// refuses a body changed on the way, by accident or on purpose. Costs a SHA-256 pass
         /// over every byte sent: on the order of the protocol's own SHA-1.

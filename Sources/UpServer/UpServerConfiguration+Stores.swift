@@ -40,20 +40,13 @@ extension UpServerConfiguration {
         case "disk":
             return (database, .disk)
         case "s3":
-            var integrity: S3Settings.PayloadIntegrity?
-            if let name = try object.string("payloadIntegrity") {
-                guard let value = S3Settings.PayloadIntegrity(rawValue: name) else {
-                    throw object.invalid("payloadIntegrity", "must be \"sha256\" or \"crc32\", got \"\(name)\"")
-                }
-                integrity = value
-            }
             let settings = S3Settings(
                 endpoint: try object.requiredString("endpoint"), region: try object.string("region") ?? "us-east-1",
                 bucket: try object.requiredString("bucket"),
                 credentials: S3Credentials(
                     accessKeyId: try object.string("accessKeyId") ?? "",
                     secretAccessKey: try object.string("secretAccessKey") ?? ""),
-                payloadIntegrity: integrity)
+                payloadIntegrity: try object.choice("payloadIntegrity", as: S3Settings.PayloadIntegrity.self))
             return (database, .s3(settings.applyingEnvironment(environment)))
         case let other:
             throw object.invalid("type", "must be \"s3\" or \"disk\", got \"\(other)\"")

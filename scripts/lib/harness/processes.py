@@ -53,8 +53,6 @@ def install_cleanup():
     signal.signal(signal.SIGINT, on_signal)
 
 
-
-
 def wait_ready(url, process=None, name="server", timeout=20):
     """Polls GET url until 200; raises if `process` exits first or the time is up."""
     deadline = time.time() + timeout
