@@ -231,7 +231,9 @@ struct InsufficientStorageTests {
     func fileBlockStoreTurnsENOSPCIntoInsufficientStorage() throws {
         let directory = TemporaryDirectory()
         defer { directory.remove() }
-        let blob = try FileBlockStore(dataDirectory: directory.url).create()
+        let first = try FileBlockStore(dataDirectory: directory.url)
+        let blob = try first.create()
+        _ = try first.append([], to: blob, at: 0)  // its file is made at its first write
         let store = try FileBlockStore(dataDirectory: directory.url)  // no cached descriptor
         let file = store.url(of: blob)
         try FileManager.default.removeItem(at: file)

@@ -6,7 +6,8 @@ import HTTPKit
 ///
 /// - bytes within one segment of a store that serves file ranges (`ByteRangeServing`, the disk:
 ///   every form upload, every v1 object ≤ 4 MiB, every v2 object of one part, most ranges) are
-///   that blob's file range, sent with sendfile;
+///   that blob's file range, sent with sendfile, unless the blob is small enough to be a row
+///   (`InlineBlobs`);
 /// - spans of at most ``inMemoryLimit`` bytes otherwise are read into memory;
 /// - anything else streams from the store while it is sent (`Response.Body.stream` over a
 ///   `SegmentReader`: S3 ranged GETs, or disk blobs one after the other), at most about 2 MiB
@@ -32,9 +33,9 @@ struct ObjectDownload: Sendable {
         if wanted.isEmpty || object.segments.isEmpty { return .bytes([]) }
         let segments = object.segments
         let pieces = try Segment.pieces(of: wanted, in: segments)
-        if let ranges = store as? any ByteRangeServing, pieces.count == 1 {
-            let (blob, inner) = pieces[0]
-            let file = try await BlockingWork.run { try ranges.fileRange(of: blob, range: inner) }
+        if let ranges = store as? any ByteRangeServing, pieces.count == 1,
+            let file = try await BlockingWork.run({ [pieces] in try ranges.fileRange(of: pieces[0].0, range: pieces[0].1) })
+        {
             return .file(descriptor: file.descriptor, offset: file.offset, length: file.length)
         }
         let reader = try SegmentReader(store: store, segments: segments, range: wanted)

@@ -6,10 +6,10 @@
 public protocol ByteRangeServing: BlockStore {
     /// `range` of `blob`, as one range of an open file the caller then owns (and must close, or
     /// hand to the server, which closes it). The returned range holds exactly `range.count`
-    /// bytes.
+    /// bytes. Nil when this blob is not a file of its own (a small blob kept as a row): read it.
     ///
     /// - Throws: `BlockStoreError` for a missing blob or one shorter than `range`.
-    func fileRange(of blob: BlobID, range: Range<Int64>) throws -> FileRange
+    func fileRange(of blob: BlobID, range: Range<Int64>) throws -> FileRange?
 }
 
 /// A range of an open file: what `ByteRangeServing` hands out.

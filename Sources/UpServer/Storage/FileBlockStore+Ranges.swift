@@ -8,9 +8,11 @@ extension FileBlockStore: ByteRangeServing {
         directory.deletingLastPathComponent().appendingPathComponent("tmp", isDirectory: true)
     }
 
-    /// See `ByteRangeServing.fileRange(of:range:)`: the blob's file itself (zero copies).
-    public func fileRange(of blob: BlobID, range: Range<Int64>) throws -> FileRange {
-        try Self.range(range, of: url(of: blob))
+    /// See `ByteRangeServing.fileRange(of:range:)`: the blob's file itself (zero copies); nil for
+    /// a blob kept as a row (`InlineBlobs`).
+    public func fileRange(of blob: BlobID, range: Range<Int64>) throws -> FileRange? {
+        if try bytesWithoutFile(of: blob) != nil { return nil }
+        return try Self.range(range, of: url(of: blob))
     }
 
     /// `range` of `file`, as a descriptor of its own.

@@ -3,7 +3,18 @@ import NativeOS
 import Synchronization
 import UpCore
 
-/// The production `BlockStore`: one file per blob at `<dataDir>/blobs/<first 2 hex>/<id>`.
+/// The production `BlockStore`: one file per blob at `<dataDir>/blobs/<first 2 hex>/<id>`, but
+/// for small sealed blobs, which are rows of `<dataDir>/blobs/inline.sqlite3` (``InlineBlobs``).
+///
+/// Where a blob lives is decided by its first write, not by ``create()``, which only names it: a
+/// blob written whole and sealed in one call (``appendAndSync(_:to:at:following:)`` at offset 0,
+/// or ``sync(_:)`` of an empty one) of at most `InlineBlobs.limit` bytes becomes a row; any other
+/// first write creates its file. A blob named but never written lives only in memory (listed by
+/// ``inventory()`` all the same) and is forgotten with the process, which loses nothing: no row
+/// of the index names a blob before its bytes are written. An append to a row blob (a cut back,
+/// a v1 block synced per chunk) moves it into a file first; the row stays the blob until that
+/// file is written and fsynced (reads and writes look for a row first), so a crash half-way
+/// through the move loses nothing.
 ///
 /// Paths come from `BlobID` only (random hex), never from a bucket or key, so no user input
 /// reaches the file system. Files are created in place, never through temporary files, so a
@@ -19,11 +30,20 @@ import UpCore
 public final class FileBlockStore: BlockStore {
     /// Most blobs kept open for writing at once; more concurrent blocks reopen their file.
     public static let openWriterLimit = 128
+    /// Largest blob kept as a row (`InlineBlobs`) when it is written whole in one call.
+    public static var inlineLimit: Int { InlineBlobs.limit }
+    /// Commits the rows' writes shared with others (tests, metrics).
+    public var inlineGroupCommits: Int { inline.groupCommits }
     /// `<dataDir>/blobs`.
     public let directory: URL
     /// Descriptors of blobs being written. Entries are only a shortcut: eviction never breaks a
     /// writer, which holds its own reference.
     private let writers = Mutex<[BlobID: NativeFile]>([:])
+    /// Blobs named by ``create()`` and not written yet (no file, no row), with when they were
+    /// named: ``inventory()`` lists them, so the orphan sweep forgets the ones a request dropped.
+    private let unwritten = Mutex<[BlobID: Double]>([:])
+    /// The small sealed blobs.
+    let inline: InlineBlobs
 
     /// Opens the store under `dataDirectory`, creating `blobs/` (and any missing parent) if needed.
     ///
@@ -37,6 +57,11 @@ public final class FileBlockStore: BlockStore {
         } catch {
             throw BlockStoreError.io(nil, reason: "cannot create \(directory.path): \(error)")
         }
+        do {
+            inline = try InlineBlobs(path: directory.appendingPathComponent("inline.sqlite3").path)
+        } catch {
+            throw BlockStoreError.io(nil, reason: "cannot open \(directory.path)/inline.sqlite3: \(error)")
+        }
     }
 
     /// The file that holds `blob`.
@@ -45,16 +70,23 @@ public final class FileBlockStore: BlockStore {
             .appendingPathComponent(blob.hex, isDirectory: false)
     }
 
-    /// See `BlockStore.create()`. The shard directory is fsynced here, once per blob, so the
-    /// blob's name is durable before any of its bytes can be acknowledged and ``sync(_:)`` needs
-    /// only the file's fsync.
+    /// See `BlockStore.create()`: a new name, nothing on disk yet (see the type's overview).
+    public func create() throws -> BlobID {
+        let blob = BlobID.random()
+        let now = Date().timeIntervalSince1970
+        unwritten.withLock { $0[blob] = now }
+        return blob
+    }
+
+    /// Creates `blob`'s file at its first write. The shard directory is fsynced here, once per
+    /// file, so the blob's name is durable before any of its bytes can be acknowledged and
+    /// ``sync(_:)`` needs only the file's fsync.
     ///
     /// The file is created first and its shard directory only when that fails for want of it:
     /// the shards exist after the first few hundred blobs, and asking for one that exists was an
     /// `mkdir` per blob (perf put it at about 2 % of up-server's CPU on a 1 GiB v1 upload; the
     /// CPU totals did not move beyond their noise). A new shard's own name is made durable too.
-    public func create() throws -> BlobID {
-        let blob = BlobID.random()
+    private func makeFile(_ blob: BlobID) throws -> NativeFile {
         let file = url(of: blob)
         let shard = file.deletingLastPathComponent()
         let writer = try io(blob) { () throws -> NativeFile in
@@ -68,16 +100,15 @@ public final class FileBlockStore: BlockStore {
         do {
             try io(blob) { try NativeFile.syncDirectory(shard.path) }
         } catch {
-            // Nobody knows this blob yet: do not leave an empty orphan behind.
+            // Nobody knows this file yet: do not leave an empty orphan behind.
             try? FileManager.default.removeItem(at: file)
             throw error
         }
-        remember(writer, for: blob)
-        return blob
+        return writer
     }
 
     /// Creates the shard directory `shard` (and `blobs/` if it went missing) and makes its name
-    /// durable, as ``create()`` does for a blob's. Runs inside ``io(_:_:)``, which turns a full
+    /// durable, as ``makeFile(_:)`` does for a blob's. Runs inside ``io(_:_:)``, which turns a full
     /// disk into `UpError(.insufficientStorage)`; any other failure is named here.
     private func makeShard(_ shard: URL, for blob: BlobID) throws {
         do {
@@ -90,7 +121,7 @@ public final class FileBlockStore: BlockStore {
 
     /// See `BlockStore.append(_:to:at:)`.
     public func append(_ bytes: [UInt8], to blob: BlobID, at expectedOffset: Int64) throws -> Int64 {
-        let writer = try self.writer(for: blob)
+        guard let writer = try self.writer(for: blob) else { throw BlockStoreError.notFound(blob) }
         return try io(blob) {
             let length = try writer.status().size
             if length < expectedOffset {
@@ -112,20 +143,57 @@ public final class FileBlockStore: BlockStore {
         }
     }
 
-    /// See `BlockStore.sync(_:)`: the file's fsync. Its name was made durable by ``create()``
+    /// See `BlockStore.appendAndSync(_:to:at:following:)`: a blob's first and only write, of at
+    /// most `InlineBlobs.limit` bytes, becomes a row (one shared fsync, no file); anything else is
+    /// an append and the file's fsync.
+    public func appendAndSync(_ bytes: [UInt8], to blob: BlobID, at offset: Int64, following: Bool) throws -> Int64 {
+        if offset == 0, bytes.count <= InlineBlobs.limit, let named = unwritten.withLock({ $0.removeValue(forKey: blob) }) {
+            do {
+                try io(blob) { try inline.insert(blob, bytes, at: Date().timeIntervalSince1970) }
+            } catch {
+                unwritten.withLock { $0[blob] = named }
+                throw error
+            }
+            return Int64(bytes.count)
+        }
+        let end = try append(bytes, to: blob, at: offset)
+        try sync(blob)
+        return end
+    }
+
+    /// See `BlockStore.sync(_:)`: the file's fsync. Its name was made durable by ``makeFile(_:)``
     /// (a file whose data is durable but whose directory entry is not can vanish in a power cut).
-    /// The blob's descriptor is let go: a synced blob is a completed block or part.
+    /// The blob's descriptor is let go: a synced blob is a completed block or part. A row is
+    /// durable already; an unwritten blob becomes an empty row.
     public func sync(_ blob: BlobID) throws {
-        let writer = try self.writer(for: blob)
+        if unwritten.withLock({ $0[blob] != nil }) {
+            _ = try appendAndSync([], to: blob, at: 0, following: false)
+            return
+        }
+        guard let writer = try self.writer(for: blob, movingRows: false) else { return }
         try io(blob) { try writer.sync() }
         _ = writers.withLock { $0.removeValue(forKey: blob) }
     }
 
     /// See `BlockStore.length(of:)`.
     public func length(of blob: BlobID) throws -> Int64 {
+        if let bytes = try bytesWithoutFile(of: blob) { return Int64(bytes.count) }
         let handle = try open(blob, forWriting: false)
         defer { try? handle.close() }
         return try io(blob) { Int64(try handle.seekToEnd()) }
+    }
+
+    /// The bytes of a blob that is not a file (a row, or a name not yet written); nil when it is
+    /// a file, or unknown (the caller's open says so).
+    func bytesWithoutFile(of blob: BlobID) throws -> [UInt8]? {
+        if writers.withLock({ $0[blob] != nil }) { return nil }
+        if unwritten.withLock({ $0[blob] != nil }) { return [] }
+        return try row(blob)
+    }
+
+    /// The row's bytes, if `blob` is a row.
+    private func row(_ blob: BlobID) throws -> [UInt8]? {
+        try io(blob) { try inline.bytes(of: blob) }
     }
 
     /// See `BlockStore.read(_:range:)`.
@@ -141,6 +209,19 @@ public final class FileBlockStore: BlockStore {
         of blob: BlobID, range: Range<Int64>?, size: Int, _ body: ([UInt8]) throws -> Void
     ) throws {
         precondition(size > 0, "chunk size must be positive")
+        if let bytes = try bytesWithoutFile(of: blob) {
+            let range = range ?? 0..<Int64(bytes.count)
+            guard range.lowerBound >= 0, range.upperBound <= Int64(bytes.count) else {
+                throw BlockStoreError.outOfRange(blob, requested: range, length: Int64(bytes.count))
+            }
+            var start = Int(range.lowerBound)
+            while start < Int(range.upperBound) {
+                let end = min(start + size, Int(range.upperBound))
+                try body(Array(bytes[start..<end]))
+                start = end
+            }
+            return
+        }
         let handle = try open(blob, forWriting: false)
         defer { try? handle.close() }
         let length = try io(blob) { Int64(try handle.seekToEnd()) }
@@ -164,16 +245,28 @@ public final class FileBlockStore: BlockStore {
 
     /// See `BlockStore.remove(_:)`.
     public func remove(_ blob: BlobID) throws {
+        _ = unwritten.withLock { $0.removeValue(forKey: blob) }
         _ = writers.withLock { $0.removeValue(forKey: blob) }
         let file = url(of: blob)
-        guard FileManager.default.fileExists(atPath: file.path) else { return }
-        try io(blob) { try FileManager.default.removeItem(at: file) }
+        if FileManager.default.fileExists(atPath: file.path) {
+            try io(blob) { try FileManager.default.removeItem(at: file) }
+        }
+        try io(blob) { try inline.remove(blob) }
     }
 
-    /// See `BlockStore.inventory()`: the files' mtimes. Names that are not blob ids, or sit in
-    /// the wrong shard, are skipped: they are not ours to delete. So is a file removed while the
-    /// directory is read.
+    /// See `BlockStore.inventory()`: the files' mtimes, the rows' write times (a blob in both,
+    /// left by a move into a file cut short, is listed once, as its row) and the unwritten
+    /// blobs' naming times. Names that are not blob ids, or sit in the wrong shard, are skipped:
+    /// they are not ours to delete. So is a file removed while the directory is read.
     public func inventory() throws -> [ListedBlob] {
+        let rows = try io(nil) { try inline.inventory() }
+        let inRows = Set(rows.map(\.id))
+        let files = try fileInventory().filter { !inRows.contains($0.id) }
+        let named = unwritten.withLock { $0.map { ListedBlob(id: $0.key, modifiedAt: $0.value) } }
+        return (files + rows + named).sorted { $0.id < $1.id }
+    }
+
+    private func fileInventory() throws -> [ListedBlob] {
         let manager = FileManager.default
         let shards = try io(nil) { try manager.contentsOfDirectory(atPath: directory.path) }
         var blobs: [ListedBlob] = []
@@ -188,16 +281,32 @@ public final class FileBlockStore: BlockStore {
                 blobs.append(ListedBlob(id: blob, modifiedAt: modified.timeIntervalSince1970))
             }
         }
-        return blobs.sorted { $0.id < $1.id }
+        return blobs
     }
 
-    /// The blob's cached descriptor, or a newly opened one. A cached descriptor whose file was
-    /// unlinked (another store instance removed the blob) is `notFound`, as a fresh open would be.
-    private func writer(for blob: BlobID) throws -> NativeFile {
+    /// The blob's cached descriptor, or a newly opened one; the file is created at an unwritten
+    /// blob's first write. A row blob is moved into a file when `movingRows` (an append), and is
+    /// nil otherwise. A cached descriptor whose file was unlinked (another store instance removed
+    /// the blob) is `notFound`, as a fresh open would be.
+    private func writer(for blob: BlobID, movingRows: Bool = true) throws -> NativeFile? {
         if let cached = writers.withLock({ $0[blob] }) {
             if try io(blob, { try cached.status().linked }) { return cached }
             _ = writers.withLock { $0.removeValue(forKey: blob) }
             throw BlockStoreError.notFound(blob)
+        }
+        if let named = unwritten.withLock({ $0.removeValue(forKey: blob) }) {
+            do {
+                let writer = try makeFile(blob)
+                remember(writer, for: blob)
+                return writer
+            } catch {
+                unwritten.withLock { $0[blob] = named }
+                throw error
+            }
+        }
+        if let bytes = try row(blob) {
+            guard movingRows else { return nil }
+            return try moveIntoFile(blob, bytes)
         }
         let writer: NativeFile
         do {
@@ -206,6 +315,27 @@ public final class FileBlockStore: BlockStore {
             throw BlockStoreError.notFound(blob)
         } catch {
             throw BlockStoreError.io(blob, reason: "\(error)")
+        }
+        remember(writer, for: blob)
+        return writer
+    }
+
+    /// Moves a row blob into a file of the same name before an append: the file is written and
+    /// fsynced (the row's bytes were durable and stay so), then the row is deleted. A file left by
+    /// a move cut short is written over.
+    private func moveIntoFile(_ blob: BlobID, _ bytes: [UInt8]) throws -> NativeFile {
+        let path = url(of: blob).path
+        let writer: NativeFile
+        if FileManager.default.fileExists(atPath: path) {
+            writer = try io(blob) { try NativeFile(path: path, directWrites: true) }
+            try io(blob) { try writer.truncate(to: 0) }
+        } else {
+            writer = try makeFile(blob)
+        }
+        try io(blob) {
+            if !bytes.isEmpty { try writer.write(bytes, at: 0) }
+            try writer.sync()
+            try inline.remove(blob)
         }
         remember(writer, for: blob)
         return writer

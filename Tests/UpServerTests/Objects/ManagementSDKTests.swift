@@ -1,6 +1,7 @@
 import Basics
 import Foundation
 import HTTPKit
+import NativeStore
 import Testing
 import TestSupport
 @testable import UpServer
@@ -176,11 +177,14 @@ struct ManagementSDKTests {
         return String(decoding: data, as: UTF8.self)
     }
 
-    /// The files under `blobs/`, by name: what is on disk, whatever the store says.
+    /// The blobs on disk, whatever the store says: the files under `blobs/` by name, and the rows
+    /// of `blobs/inline.sqlite3` (small blobs), read with a connection of this test's own.
     static func blobFiles(_ directory: TemporaryDirectory) throws -> [BlobID] {
         let root = directory.url.appendingPathComponent("blobs")
         let files = FileManager.default.enumerator(at: root, includingPropertiesForKeys: nil)?.allObjects as? [URL] ?? []
-        return files.filter { !$0.hasDirectoryPath }.compactMap { BlobID(hex: $0.lastPathComponent) }
+        let rows = try SQLiteDatabase(path: root.appendingPathComponent("inline.sqlite3").path)
+            .query("SELECT id FROM blobs").map { try $0.text(0) }
+        return (files.filter { !$0.hasDirectoryPath }.map(\.lastPathComponent) + rows).compactMap(BlobID.init(hex:))
     }
 
     /// An up-server over the production stores in `directory`, on a free port.

@@ -92,6 +92,34 @@ struct BlockStoreContractTests {
 
     /// On S3 that saving is the point: one PUT per following piece, where a checked append
     /// lists the blob's chunks first.
+    /// The last append of a sealed blob and its sync in one call: a blob written whole, one
+    /// continued by its writer, and an empty one all read back and list as their two calls would.
+    @Test(arguments: BlobStoreKind.allCases)
+    func appendAndSyncIsTheAppendAndTheSyncInOneCall(kind: BlobStoreKind) async throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let store = try await kind.make(directory)
+        try await BlockingIO.run {
+            let whole = try store.create()
+            #expect(try store.appendAndSync(Array("hello".utf8), to: whole, at: 0, following: false) == 5)
+            let continued = try store.create()
+            #expect(try store.append([1, 2, 3], to: continued, at: 0) == 3)
+            #expect(try store.appendAndSync([4, 5], to: continued, at: 3, following: true) == 5)
+            let empty = try store.create()
+            try store.sync(empty)
+            #expect(try store.read(whole, range: 0..<5) == Array("hello".utf8))
+            #expect(try store.read(whole, range: 1..<3) == Array("el".utf8))
+            #expect(try store.read(continued, range: 0..<5) == [1, 2, 3, 4, 5])
+            #expect(try store.length(of: empty) == 0)
+            #expect(try store.list() == [whole, continued, empty].sorted())
+            // A later writer of the same blob cuts back to what was acknowledged, as after append.
+            #expect(try store.append([9], to: whole, at: 2) == 3)
+            #expect(try store.read(whole, range: 0..<3) == Array("he".utf8) + [9])
+            try store.remove(whole)
+            #expect(try store.list() == [continued, empty].sorted())
+        }
+    }
+
     @Test func onS3AFollowingAppendIsOnePutAndACheckedOneListsFirst() async throws {
         let directory = TemporaryDirectory()
         defer { directory.remove() }
@@ -245,7 +273,8 @@ struct BlockStoreContractTests {
 
         guard let ranges = store as? any ByteRangeServing else { return }  // memory, S3: streamed only
         // A range within one blob is that blob's own file.
-        let range = try await BlockingIO.run { try ranges.fileRange(of: segments[1].blob, range: 5..<600) }
+        let found = try await BlockingIO.run { try ranges.fileRange(of: segments[1].blob, range: 5..<600) }
+        let range = try #require(found, "a blob written by appends is a file")
         let handle = FileHandle(fileDescriptor: range.descriptor, closeOnDealloc: true)
         try handle.seek(toOffset: range.offset)
         #expect(range.length == 595)

@@ -1,5 +1,6 @@
 import Foundation
 import NativeCrypto
+import Synchronization
 import Testing
 import UpServer
 
@@ -70,6 +71,7 @@ import UpServer
         defer { directory.remove() }
         let store = try FileBlockStore(dataDirectory: directory.url.appendingPathComponent("deep/er"))
         let blobs = try (0..<5).map { _ in try store.create() }
+        for blob in blobs { _ = try store.append([1], to: blob, at: 0) }
         try Data("x".utf8).write(to: store.directory.appendingPathComponent("stray.tmp"))
         #expect(try store.list() == blobs.sorted())
         for blob in blobs {
@@ -84,6 +86,7 @@ import UpServer
         defer { directory.remove() }
         let store = try FileBlockStore(dataDirectory: directory.url)
         let first = try store.create()
+        _ = try store.append([1], to: first, at: 0)
         try FileManager.default.removeItem(at: store.directory)
         let blobs = try (0..<40).map { _ in try store.create() }  // some share a shard
         for blob in blobs { #expect(try store.append([1, 2], to: blob, at: 0) == 2) }
@@ -110,10 +113,11 @@ import UpServer
         for file in files {
             let parts = file.split(separator: "/").map(String.init)
             let isIndex = parts.count == 1 && parts[0].hasPrefix("index.sqlite3")
+            let isRows = parts.count == 2 && parts[0] == "blobs" && parts[1].hasPrefix("inline.sqlite3")
             let isBlob = parts.count == 3 && parts[0] == "blobs" && BlobID(hex: parts[2])?.shard == parts[1]
-            #expect(isIndex || isBlob, "unexpected file \(file)")
+            #expect(isIndex || isRows || isBlob, "unexpected file \(file)")
         }
-        #expect(files.filter { $0.hasPrefix("blobs/") }.count == keys.count)
+        #expect(files.filter { $0.split(separator: "/").count == 3 }.count == keys.count)
         #expect(!FileManager.default.fileExists(atPath: directory.url.appendingPathComponent("etc").path))
     }
 
@@ -140,5 +144,132 @@ import UpServer
         try store.sync(reopened)
         #expect(try store.append([2], to: reopened, at: 1) == 2)
         #expect(try other.read(reopened, range: 0..<2) == [1, 2])
+    }
+
+    /// A blob written whole and sealed in one call, up to `inlineLimit` bytes, is a row of
+    /// `blobs/inline.sqlite3`: no file of its own, and the same bytes from a new store on the same
+    /// directory (durable, not kept in memory). One byte more is a file; so is an empty blob.
+    @Test func aSmallBlobWrittenWholeIsARowThatAnotherStoreReads() throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        var source = ByteSource(seed: 7)
+        let small = source.next(FileBlockStore.inlineLimit)
+        let large = source.next(FileBlockStore.inlineLimit + 1)
+        let store = try FileBlockStore(dataDirectory: directory.url)
+        let (row, file, empty) = (try store.create(), try store.create(), try store.create())
+        #expect(try store.appendAndSync(small, to: row, at: 0, following: false) == Int64(small.count))
+        #expect(try store.appendAndSync(large, to: file, at: 0, following: false) == Int64(large.count))
+        try store.sync(empty)
+        #expect(!FileManager.default.fileExists(atPath: store.url(of: row).path))
+        #expect(!FileManager.default.fileExists(atPath: store.url(of: empty).path))
+        #expect(FileManager.default.fileExists(atPath: store.url(of: file).path))
+        #expect(try store.fileRange(of: row, range: 0..<1) == nil)
+
+        let other = try FileBlockStore(dataDirectory: directory.url)
+        #expect(try other.list() == [row, file, empty].sorted())
+        #expect(try other.read(row, range: 0..<Int64(small.count)) == small)
+        #expect(try other.read(row, range: 5..<9) == Array(small[5..<9]))
+        #expect(try other.read(file, range: 0..<Int64(large.count)) == large)
+        #expect(try other.length(of: row) == Int64(small.count))
+        #expect(try other.length(of: empty) == 0)
+        var pieces: [[UInt8]] = []
+        try other.forEachChunk(of: row, range: nil, size: 40_000) { pieces.append($0) }
+        #expect(pieces.map(\.count) == [40_000, small.count - 40_000] && pieces.joined().elementsEqual(small))
+        #expect(throws: BlockStoreError.outOfRange(row, requested: 0..<Int64(small.count + 1), length: Int64(small.count))) {
+            _ = try other.read(row, range: 0..<Int64(small.count + 1))
+        }
+        try other.remove(row)
+        #expect(try store.list() == [file, empty].sorted())
+        #expect(throws: BlockStoreError.notFound(row)) { _ = try store.length(of: row) }
+    }
+
+    /// An append to a row (a cut back, a v1 block synced chunk by chunk) moves the blob into a
+    /// file with the bytes it had; it is listed once, and reads the same from a new store.
+    @Test func anAppendToARowMovesItIntoAFile() throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let store = try FileBlockStore(dataDirectory: directory.url)
+        let grown = try store.create()
+        let cut = try store.create()
+        _ = try store.appendAndSync([1, 2, 3], to: grown, at: 0, following: false)
+        _ = try store.appendAndSync([1, 2, 3], to: cut, at: 0, following: false)
+        #expect(!FileManager.default.fileExists(atPath: store.url(of: grown).path))
+        #expect(try store.append([4], to: grown, at: 3) == 4)
+        #expect(try store.append([9], to: cut, at: 1) == 2)
+        #expect(throws: BlockStoreError.missingBytes(cut, expected: 5, actual: 2)) {
+            _ = try store.append([7], to: cut, at: 5)
+        }
+        try store.sync(grown)
+        try store.sync(cut)
+        #expect(FileManager.default.fileExists(atPath: store.url(of: grown).path))
+        let other = try FileBlockStore(dataDirectory: directory.url)
+        #expect(try other.read(grown, range: 0..<4) == [1, 2, 3, 4])
+        #expect(try other.read(cut, range: 0..<2) == [1, 9])
+        #expect(try other.inventory().map(\.id) == [grown, cut].sorted())
+    }
+
+    /// A move into a file cut short (a power cut before the file's fsync) leaves a file that may be
+    /// short beside the row: the row is the blob until the move completes, and the next append
+    /// writes the file over.
+    @Test func aRowIsTheBlobWhileAMoveIntoAFileIsUnfinished() throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let store = try FileBlockStore(dataDirectory: directory.url)
+        let blob = try store.create()
+        _ = try store.appendAndSync([1, 2, 3, 4], to: blob, at: 0, following: false)
+        let file = store.url(of: blob)
+        try FileManager.default.createDirectory(at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try Data([1, 0]).write(to: file)
+        let other = try FileBlockStore(dataDirectory: directory.url)
+        #expect(try other.length(of: blob) == 4)
+        #expect(try other.read(blob, range: 0..<4) == [1, 2, 3, 4])
+        #expect(try other.fileRange(of: blob, range: 0..<4) == nil)
+        #expect(try other.inventory().map(\.id) == [blob])
+        #expect(try other.append([5], to: blob, at: 4) == 5)
+        try other.sync(blob)
+        #expect(try FileBlockStore(dataDirectory: directory.url).read(blob, range: 0..<5) == [1, 2, 3, 4, 5])
+        #expect(try Data(contentsOf: file) == Data([1, 2, 3, 4, 5]))
+    }
+
+    /// A blob named and never written has no file and no row: listed (so the orphan sweep can
+    /// forget it) and empty while this store runs, unknown to a new one.
+    @Test func anUnwrittenBlobIsOnlyANameInMemory() throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let store = try FileBlockStore(dataDirectory: directory.url)
+        let blob = try store.create()
+        #expect(try store.length(of: blob) == 0)
+        #expect(try store.list() == [blob])
+        #expect(!FileManager.default.fileExists(atPath: store.url(of: blob).path))
+        let other = try FileBlockStore(dataDirectory: directory.url)
+        #expect(try other.list().isEmpty)
+        #expect(throws: BlockStoreError.notFound(blob)) { _ = try other.length(of: blob) }
+        try store.remove(blob)
+        #expect(try store.list().isEmpty)
+    }
+
+    /// Rows written at once from many threads share commits, and every one is there for a new
+    /// store once its call returned.
+    @Test func rowsWrittenAtOnceShareCommitsAndAllStay() throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let store = try FileBlockStore(dataDirectory: directory.url)
+        let blobs = try (0..<32).map { _ in try store.create() }
+        let group = DispatchGroup()
+        let failures = Mutex(0)
+        for (index, blob) in blobs.enumerated() {
+            group.enter()
+            Thread {
+                if (try? store.appendAndSync([UInt8(index)], to: blob, at: 0, following: false)) == nil {
+                    failures.withLock { $0 += 1 }
+                }
+                group.leave()
+            }.start()
+        }
+        group.wait()
+        #expect(failures.withLock { $0 } == 0)
+        #expect(store.inlineGroupCommits > 0, "32 writers at once never shared a commit")
+        let other = try FileBlockStore(dataDirectory: directory.url)
+        for (index, blob) in blobs.enumerated() { #expect(try other.read(blob, range: 0..<1) == [UInt8(index)]) }
     }
 }

@@ -61,13 +61,18 @@ struct OrphanSweepTests {
         let index = try SQLiteUpIndex(dataDirectory: directory.url)
         let (named, orphan) = (try store.create(), try store.create())
         _ = try store.append(Array("bytes".utf8), to: orphan, at: 0)
+        _ = try store.append(Array("by".utf8), to: named, at: 0)
+        let orphanRow = try store.create()  // a small blob written whole: a row, not a file
+        _ = try store.appendAndSync(Array("row".utf8), to: orphanRow, at: 0, following: false)
         _ = try await index.createBlock(named, blockSize: 4, expiresAt: Int64.max / 2, createdAt: 1)
         try await Task.sleep(for: .milliseconds(2200))
         let young = try store.create()
+        _ = try store.append(Array("b".utf8), to: young, at: 0)
         let removed = try await Sweeper(index: index, store: store, orphanGraceSeconds: 1)
             .sweepOrphans(now: Date().timeIntervalSince1970)
-        #expect(removed == [orphan])
+        #expect(removed == [orphan, orphanRow].sorted())
         #expect(!FileManager.default.fileExists(atPath: store.url(of: orphan).path))
+        #expect(throws: BlockStoreError.notFound(orphanRow)) { _ = try store.length(of: orphanRow) }
         #expect(FileManager.default.fileExists(atPath: store.url(of: named).path))
         #expect(FileManager.default.fileExists(atPath: store.url(of: young).path))
     }
