@@ -233,7 +233,8 @@ struct InsufficientStorageTests {
         defer { directory.remove() }
         let first = try FileBlockStore(dataDirectory: directory.url)
         let blob = try first.create()
-        _ = try first.append([], to: blob, at: 0)  // its file is made at its first write
+        // A file (a blob past the small-blob limit), made at its first write.
+        _ = try first.append([UInt8](repeating: 0, count: FileBlockStore.defaultSmallBlobLimit + 1), to: blob, at: 0)
         let store = try FileBlockStore(dataDirectory: directory.url)  // no cached descriptor
         let file = store.url(of: blob)
         try FileManager.default.removeItem(at: file)

@@ -1,6 +1,6 @@
 """What the disk-full suite (see disk_full.py) sends and reads while the disk is full and after:
 the probes and their verdicts, the acknowledged objects, up-server's access log, and its index
-against the blob files."""
+against the blob files and rows."""
 import hashlib
 import json
 import os
@@ -128,20 +128,38 @@ def access_log(path):
     return statuses, errors
 
 
+def readable_copy(suite, path):
+    """`path` where SQLite can open it: SQLite resolves symlinks in a path, and /proc/<pid>/root
+    would resolve to our own root, so such a file is copied first (up-server is idle; the log
+    comes along and is replayed on open)."""
+    if not path.startswith("/proc/"):
+        return path
+    copy = os.path.join(suite.work, "sqlite-copies")
+    os.makedirs(copy, exist_ok=True)
+    name = os.path.basename(path)
+    for suffix in ("", "-wal"):
+        if os.path.exists(path + suffix):
+            shutil.copyfile(path + suffix, os.path.join(copy, name + suffix))
+    return os.path.join(copy, name)
+
+
+def inline_sizes(suite, data_dir):
+    """Blob id -> length of the small blobs kept as rows of `blobs/inline.sqlite3`."""
+    path = os.path.join(data_dir, "blobs", "inline.sqlite3")
+    if not os.path.exists(path):
+        return {}
+    db = sqlite3.connect(readable_copy(suite, path))
+    try:
+        return dict(db.execute("SELECT id, length(bytes) FROM blobs"))
+    finally:
+        db.close()
+
+
 def index_checks(suite, data_root):
-    """The SQLite index against the blob files (up-server stopped)."""
+    """The SQLite index against the blob files and rows (up-server stopped)."""
     data_dir = os.path.join(data_root, "up")
-    db_path = os.path.join(data_dir, "index.sqlite3")
-    if data_root.startswith("/proc/"):
-        # SQLite resolves symlinks in a path, and /proc/<pid>/root would resolve to our own root:
-        # check a copy (up-server is idle; the log comes along and is replayed on open).
-        copy = os.path.join(suite.work, "index-copy")
-        os.makedirs(copy, exist_ok=True)
-        for suffix in ("", "-wal"):
-            if os.path.exists(db_path + suffix):
-                shutil.copyfile(db_path + suffix, os.path.join(copy, "index.sqlite3" + suffix))
-        db_path = os.path.join(copy, "index.sqlite3")
-    db = sqlite3.connect(db_path)
+    db = sqlite3.connect(readable_copy(suite, os.path.join(data_dir, "index.sqlite3")))
+    rows = inline_sizes(suite, data_dir)
     try:
         integrity = db.execute("PRAGMA integrity_check").fetchall()
         fks = db.execute("PRAGMA foreign_key_check").fetchall()
@@ -149,6 +167,8 @@ def index_checks(suite, data_root):
                        integrity == [("ok",)] and not fks)
 
         def blob_size(hex_id):
+            if hex_id in rows:  # a row is the blob while it exists (FileBlockStore)
+                return rows[hex_id]
             try:
                 return os.path.getsize(os.path.join(data_dir, "blobs", hex_id[:2], hex_id))
             except OSError:
@@ -165,10 +185,12 @@ def index_checks(suite, data_root):
         suite.check(f"index: every part's blob is exactly the part's size ({parts[:3]})", not parts)
         referenced = {r[0] for r in db.execute("SELECT blob FROM segments UNION SELECT blob FROM blocks "
                                                "UNION SELECT blob FROM parts")}
-        on_disk = set()
+        on_disk = set(rows)
         for shard in os.listdir(os.path.join(data_dir, "blobs")):
-            on_disk.update(os.listdir(os.path.join(data_dir, "blobs", shard)))
+            if os.path.isdir(os.path.join(data_dir, "blobs", shard)):
+                on_disk.update(os.listdir(os.path.join(data_dir, "blobs", shard)))
         orphans = on_disk - referenced
-        suite.check(f"no orphan blob left by a failed write ({len(orphans)} of {len(on_disk)} files)", not orphans)
+        suite.check(f"no orphan blob left by a failed write ({len(orphans)} of {len(on_disk)} files and rows)",
+                    not orphans)
     finally:
         db.close()

@@ -7,7 +7,7 @@ import UpCore
 /// thread-safe). The writer runs one call at a time, so the lock is never contended. Every call
 /// blocks on the disk: run it inside `BlockingWork.run`.
 final class BlobSink: Sendable {
-    /// What ``finish(_:count:)`` reports.
+    /// What ``seal(count:)`` reports.
     struct Sealed: Sendable {
         var crc32: UInt32?
         var segments: [Segment]
@@ -22,8 +22,6 @@ final class BlobSink: Sendable {
         /// Whether `current`'s length is where this sink's own last append to it ended (the
         /// next append is `BlockStore.appendFollowing`).
         var following = false
-        /// Whether `current` is durable at its length (its last append was `appendAndSync`).
-        var synced = false
         var finished: [Segment] = []
         var created: [BlobID] = []
         var crc: CRC32?
@@ -54,73 +52,50 @@ final class BlobSink: Sendable {
     /// and — when `closing` (a 4 MiB boundary of `.blocks`) — seals the blob. Keeps no reference
     /// to `bytes`: the writer refills that buffer next.
     func append(_ bytes: [UInt8], closing: Bool) throws {
-        try state.withLock { state in try append(bytes, closing: closing, syncing: closing, &state) }
-    }
-
-    /// The body's last bytes (possibly none) and its end, of `count` bytes in all: the last
-    /// append, then the seal (the fsync policy of `BlobWriter`, and the digests). When the policy
-    /// syncs the blob these bytes end, the append and the sync are one store call
-    /// (`BlockStore.appendAndSync`).
-    func finish(_ last: [UInt8], count: Int64) throws -> Sealed {
         try state.withLock { state in
-            if !last.isEmpty { try append(last, closing: false, syncing: sealsAtEnd(count: count), &state) }
-            return try seal(count: count, &state)
-        }
-    }
-
-    /// Whether the blob the body ends in is fsynced at its end (`BlobWriter`'s fsync policy).
-    private func sealsAtEnd(count: Int64) -> Bool {
-        switch target.layout {
-        case .block(_, let offset, let blockSize): offset + count == blockSize || syncEveryChunk
-        case .oneBlob, .blocks: true
-        }
-    }
-
-    private func append(_ bytes: [UInt8], closing: Bool, syncing: Bool, _ state: inout State) throws {
-        let (blob, length) = try current(&state)
-        let following = state.following
-        state.following = false  // until this append has succeeded
-        state.synced = false
-        let end =
-            syncing
-            ? try store.appendAndSync(bytes, to: blob, at: length, following: following)
-            : following
+            let (blob, length) = try current(&state)
+            let following = state.following
+            state.following = false  // until this append has succeeded
+            let end =
+                following
                 ? try store.appendFollowing(bytes, to: blob, at: length) : try store.append(bytes, to: blob, at: length)
-        state.following = true
-        state.synced = syncing
-        if case .block = target.layout { try hashes.update(blob, at: length, with: bytes, store: store) }
-        state.crc?.update(bytes)
-        state.md5?.update(bytes)
-        state.etag?.update(bytes)
-        state.current = (blob, end)
-        if closing { try close(&state) }
+            state.following = true
+            if case .block = target.layout { try hashes.update(blob, at: length, with: bytes, store: store) }
+            state.crc?.update(bytes)
+            state.md5?.update(bytes)
+            state.etag?.update(bytes)
+            state.current = (blob, end)
+            if closing { try close(&state) }
+        }
     }
 
     /// Ends the body of `count` bytes: the fsync policy of `BlobWriter`, and the digests.
-    private func seal(count: Int64, _ state: inout State) throws -> Sealed {
-        var blockSHA1: [UInt8]?
-        switch target.layout {
-        case .block(let blob, let offset, let blockSize):
-            let end = offset + count
-            if end == blockSize {
-                // DESIGN.md: a block is fsynced when it completes; its SHA-1 (§7.1) comes from
-                // the running hash, no re-read.
-                try sync(blob, &state)
-                blockSHA1 = try hashes.finalize(blob, length: end, store: store)
-            } else if syncEveryChunk {
-                try sync(blob, &state)
+    func seal(count: Int64) throws -> Sealed {
+        try state.withLock { state in
+            var blockSHA1: [UInt8]?
+            switch target.layout {
+            case .block(let blob, let offset, let blockSize):
+                let end = offset + count
+                if end == blockSize {
+                    // DESIGN.md: a block is fsynced when it completes; its SHA-1 (§7.1) comes from
+                    // the running hash, no re-read.
+                    try sync(blob)
+                    blockSHA1 = try hashes.finalize(blob, length: end, store: store)
+                } else if syncEveryChunk {
+                    try sync(blob)
+                }
+            case .oneBlob:
+                _ = try current(&state)  // an empty part still has its (empty) blob
+                try close(&state)
+            case .blocks:
+                if state.current != nil { try close(&state) }
             }
-        case .oneBlob:
-            _ = try current(&state)  // an empty part still has its (empty) blob
-            try close(&state)
-        case .blocks:
-            if state.current != nil { try close(&state) }
+            var md5: [UInt8]?
+            if let digest = state.md5.take() { md5 = digest.finalize() }
+            var etag: EtagHasher.Result?
+            if let hasher = state.etag.take() { etag = hasher.finalize() }
+            return Sealed(crc32: state.crc?.value, segments: state.finished, md5: md5, etag: etag, blockSHA1: blockSHA1)
         }
-        var md5: [UInt8]?
-        if let digest = state.md5.take() { md5 = digest.finalize() }
-        var etag: EtagHasher.Result?
-        if let hasher = state.etag.take() { etag = hasher.finalize() }
-        return Sealed(crc32: state.crc?.value, segments: state.finished, md5: md5, etag: etag, blockSHA1: blockSHA1)
     }
 
     /// Removes every blob created (the body failed before an object or part took them).
@@ -141,20 +116,17 @@ final class BlobSink: Sendable {
         return (blob, 0)
     }
 
-    /// Makes the blob's bytes durable, unless the store's confirmed writes already are or its last
-    /// append did.
-    private func sync(_ blob: BlobID, _ state: inout State) throws {
-        if state.synced, state.current?.blob == blob { return }
+    /// Makes the blob's bytes durable, unless the store's confirmed writes already are.
+    private func sync(_ blob: BlobID) throws {
         if !store.writesAreDurable { try store.sync(blob) }
     }
 
     /// Seals the current new blob: fsync (it is complete), and it becomes a segment.
     private func close(_ state: inout State) throws {
         guard let (blob, length) = state.current else { return }
-        try sync(blob, &state)
+        try sync(blob)
         state.finished.append(Segment(blob: blob, length: length))
         state.current = nil
         state.following = false
-        state.synced = false
     }
 }

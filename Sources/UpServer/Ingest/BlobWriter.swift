@@ -96,15 +96,17 @@ final class BlobWriter {
     }
 
     /// Writes what is buffered, seals per the policy and returns the body's description. The
-    /// last append and the seal are one trip to the I/O executor, and one store call when the
-    /// seal syncs that blob (`BlobSink.finish`): a small body (a form file, a chunk of a few KiB)
-    /// makes just that one, and on disk becomes a row if it is written whole (`InlineBlobs`).
+    /// last append and the seal are one trip to the I/O executor: a small body (a form file, a
+    /// chunk of a few KiB) makes just that one.
     func finish() async throws -> BlobWritten {
         try await settleThrowing()
         let last = buffer
         buffer = []
         flushed += Int64(last.count)
-        let sealed = try await BlockingWork.run { [sink, count] in try sink.finish(last, count: count) }
+        let sealed = try await BlockingWork.run { [sink, count] in
+            if !last.isEmpty { try sink.append(last, closing: false) }
+            return try sink.seal(count: count)
+        }
         return BlobWritten(
             count: count, crc32: sealed.crc32, segments: sealed.segments, md5: sealed.md5, etag: sealed.etag,
             blockSHA1: sealed.blockSHA1, head: head)

@@ -41,12 +41,6 @@ public protocol BlockStore: Sendable {
     /// the LIST before every PUT). Same result, same errors, otherwise.
     func appendFollowing(_ bytes: [UInt8], to blob: BlobID, at offset: Int64) throws -> Int64
 
-    /// The last append of a blob the caller seals: ``append(_:to:at:)`` (or
-    /// ``appendFollowing(_:to:at:)`` when `following`), then ``sync(_:)`` unless
-    /// ``writesAreDurable``, in one call, so a store can make both one write (`FileBlockStore`
-    /// keeps a small blob written whole this way as a row). Same result, same errors.
-    func appendAndSync(_ bytes: [UInt8], to blob: BlobID, at offset: Int64, following: Bool) throws -> Int64
-
     /// Makes the blob's bytes durable (`FileBlockStore`: fsync of the file; its directory entry
     /// was made durable when the blob was created).
     ///
@@ -109,14 +103,6 @@ extension BlockStore {
     /// and all, unless a store has something to save.
     public func appendFollowing(_ bytes: [UInt8], to blob: BlobID, at offset: Int64) throws -> Int64 {
         try append(bytes, to: blob, at: offset)
-    }
-
-    /// See ``BlockStore/appendAndSync(_:to:at:following:)``: the two calls, unless a store has
-    /// something to save.
-    public func appendAndSync(_ bytes: [UInt8], to blob: BlobID, at offset: Int64, following: Bool) throws -> Int64 {
-        let end = following ? try appendFollowing(bytes, to: blob, at: offset) : try append(bytes, to: blob, at: offset)
-        if !writesAreDurable { try sync(blob) }
-        return end
     }
 
     /// Every blob in the store, sorted (``inventory()`` without the times).

@@ -3,18 +3,18 @@ import NativeOS
 import Synchronization
 import UpCore
 
-/// The production `BlockStore`: one file per blob at `<dataDir>/blobs/<first 2 hex>/<id>`, but
-/// for small sealed blobs, which are rows of `<dataDir>/blobs/inline.sqlite3` (``InlineBlobs``).
+/// The production `BlockStore`: one file per blob at `<dataDir>/blobs/<first 2 hex>/<id>`, except
+/// small blobs, which are rows of `<dataDir>/blobs/inline.sqlite3` (``InlineBlobs``).
 ///
-/// Where a blob lives is decided by its first write, not by ``create()``, which only names it: a
-/// blob written whole and sealed in one call (``appendAndSync(_:to:at:following:)`` at offset 0,
-/// or ``sync(_:)`` of an empty one) of at most `InlineBlobs.limit` bytes becomes a row; any other
-/// first write creates its file. A blob named but never written lives only in memory (listed by
-/// ``inventory()`` all the same) and is forgotten with the process, which loses nothing: no row
-/// of the index names a blob before its bytes are written. An append to a row blob (a cut back,
-/// a v1 block synced per chunk) moves it into a file first; the row stays the blob until that
-/// file is written and fsynced (reads and writes look for a row first), so a crash half-way
-/// through the move loses nothing.
+/// A blob is a row while it holds at most ``smallBlobLimit`` bytes, and a file once a write takes
+/// it past that, for good. ``create()`` only names a blob (in memory; ``inventory()`` lists the
+/// name all the same); its first write makes the row or the file. Every write to a row is
+/// committed before it returns (rows written together share the commit), so a row needs no
+/// ``sync(_:)``; a file's bytes are made durable by ``sync(_:)`` as always. A name never written
+/// is forgotten with the process, which loses nothing: no row of the index names a blob before
+/// its bytes are written. A row that grows past the limit is moved into a file: the row stays
+/// the blob until that file is written and fsynced (reads and writes look for a row first), so a
+/// crash half-way through the move loses nothing.
 ///
 /// Paths come from `BlobID` only (random hex), never from a bucket or key, so no user input
 /// reaches the file system. Files are created in place, never through temporary files, so a
@@ -30,8 +30,10 @@ import UpCore
 public final class FileBlockStore: BlockStore {
     /// Most blobs kept open for writing at once; more concurrent blocks reopen their file.
     public static let openWriterLimit = 128
-    /// Largest blob kept as a row (`InlineBlobs`) when it is written whole in one call.
-    public static var inlineLimit: Int { InlineBlobs.limit }
+    /// The default of ``smallBlobLimit``: 64 KiB.
+    public static let defaultSmallBlobLimit = 64 << 10
+    /// Most bytes a blob holds as a row (`InlineBlobs`); nil: every blob is a file.
+    public let smallBlobLimit: Int?
     /// Commits the rows' writes shared with others (tests, metrics).
     public var inlineGroupCommits: Int { inline.groupCommits }
     /// `<dataDir>/blobs`.
@@ -49,8 +51,11 @@ public final class FileBlockStore: BlockStore {
     ///
     /// - Parameters:
     ///   - dataDirectory: The up-server's data directory.
+    ///   - smallBlobLimit: Most bytes a blob holds as a row; nil: no new rows (existing ones are
+    ///     still read, and moved into a file when written to).
     /// - Throws: `BlockStoreError.io` if the directory cannot be created.
-    public init(dataDirectory: URL) throws {
+    public init(dataDirectory: URL, smallBlobLimit: Int? = FileBlockStore.defaultSmallBlobLimit) throws {
+        self.smallBlobLimit = smallBlobLimit
         directory = dataDirectory.appendingPathComponent("blobs", isDirectory: true)
         do {
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -121,6 +126,7 @@ public final class FileBlockStore: BlockStore {
 
     /// See `BlockStore.append(_:to:at:)`.
     public func append(_ bytes: [UInt8], to blob: BlobID, at expectedOffset: Int64) throws -> Int64 {
+        if let end = try appendToRow(bytes, to: blob, at: expectedOffset) { return end }
         guard let writer = try self.writer(for: blob) else { throw BlockStoreError.notFound(blob) }
         return try io(blob) {
             let length = try writer.status().size
@@ -143,32 +149,46 @@ public final class FileBlockStore: BlockStore {
         }
     }
 
-    /// See `BlockStore.appendAndSync(_:to:at:following:)`: a blob's first and only write, of at
-    /// most `InlineBlobs.limit` bytes, becomes a row (one shared fsync, no file); anything else is
-    /// an append and the file's fsync.
-    public func appendAndSync(_ bytes: [UInt8], to blob: BlobID, at offset: Int64, following: Bool) throws -> Int64 {
-        if offset == 0, bytes.count <= InlineBlobs.limit, let named = unwritten.withLock({ $0.removeValue(forKey: blob) }) {
+    /// ``append(_:to:at:)`` for a blob that is a row or not yet written, when the result fits a
+    /// row: the row written with the same rules (an unacknowledged tail cut, missing bytes an
+    /// error) and committed. Nil when the blob is, or is to become, a file.
+    private func appendToRow(_ bytes: [UInt8], to blob: BlobID, at offset: Int64) throws -> Int64? {
+        guard let limit = smallBlobLimit, offset + Int64(bytes.count) <= Int64(limit),
+            writers.withLock({ $0[blob] == nil })
+        else { return nil }
+        let end = offset + Int64(bytes.count)
+        if let named = unwritten.withLock({ $0.removeValue(forKey: blob) }) {
+            guard offset == 0 else {
+                unwritten.withLock { $0[blob] = named }
+                throw BlockStoreError.missingBytes(blob, expected: offset, actual: 0)
+            }
             do {
                 try io(blob) { try inline.insert(blob, bytes, at: Date().timeIntervalSince1970) }
             } catch {
                 unwritten.withLock { $0[blob] = named }
                 throw error
             }
-            return Int64(bytes.count)
+            return end
         }
-        let end = try append(bytes, to: blob, at: offset)
-        try sync(blob)
+        guard let stored = try row(blob) else { return nil }
+        if Int64(stored.count) < offset {
+            throw BlockStoreError.missingBytes(blob, expected: offset, actual: Int64(stored.count))
+        }
+        let written = Array(stored.prefix(Int(offset))) + bytes
+        guard try io(blob, { try inline.replace(blob, written, at: Date().timeIntervalSince1970) }) else {
+            throw BlockStoreError.notFound(blob)  // removed since it was read (another instance)
+        }
         return end
     }
 
     /// See `BlockStore.sync(_:)`: the file's fsync. Its name was made durable by ``makeFile(_:)``
     /// (a file whose data is durable but whose directory entry is not can vanish in a power cut).
     /// The blob's descriptor is let go: a synced blob is a completed block or part. A row is
-    /// durable already; an unwritten blob becomes an empty row.
+    /// durable already; a blob never written becomes an empty row (or file).
     public func sync(_ blob: BlobID) throws {
         if unwritten.withLock({ $0[blob] != nil }) {
-            _ = try appendAndSync([], to: blob, at: 0, following: false)
-            return
+            _ = try append([], to: blob, at: 0)
+            if smallBlobLimit != nil { return }
         }
         guard let writer = try self.writer(for: blob, movingRows: false) else { return }
         try io(blob) { try writer.sync() }
@@ -177,7 +197,10 @@ public final class FileBlockStore: BlockStore {
 
     /// See `BlockStore.length(of:)`.
     public func length(of blob: BlobID) throws -> Int64 {
-        if let bytes = try bytesWithoutFile(of: blob) { return Int64(bytes.count) }
+        if writers.withLock({ $0[blob] == nil }) {
+            if unwritten.withLock({ $0[blob] != nil }) { return 0 }
+            if let length = try io(blob, { try inline.length(of: blob) }) { return length }
+        }
         let handle = try open(blob, forWriting: false)
         defer { try? handle.close() }
         return try io(blob) { Int64(try handle.seekToEnd()) }
@@ -285,8 +308,8 @@ public final class FileBlockStore: BlockStore {
     }
 
     /// The blob's cached descriptor, or a newly opened one; the file is created at an unwritten
-    /// blob's first write. A row blob is moved into a file when `movingRows` (an append), and is
-    /// nil otherwise. A cached descriptor whose file was unlinked (another store instance removed
+    /// blob's first write. A row blob is moved into a file when `movingRows` (an append that takes
+    /// it past the limit), and is nil otherwise. A cached descriptor whose file was unlinked (another store instance removed
     /// the blob) is `notFound`, as a fresh open would be.
     private func writer(for blob: BlobID, movingRows: Bool = true) throws -> NativeFile? {
         if let cached = writers.withLock({ $0[blob] }) {
@@ -320,7 +343,8 @@ public final class FileBlockStore: BlockStore {
         return writer
     }
 
-    /// Moves a row blob into a file of the same name before an append: the file is written and
+    /// Moves a row blob into a file of the same name before an append that takes it past
+    /// ``smallBlobLimit``: the file is written and
     /// fsynced (the row's bytes were durable and stay so), then the row is deleted. A file left by
     /// a move cut short is written over.
     private func moveIntoFile(_ blob: BlobID, _ bytes: [UInt8]) throws -> NativeFile {

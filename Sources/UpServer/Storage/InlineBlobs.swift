@@ -2,7 +2,7 @@ import Foundation
 import NativeStore
 import Synchronization
 
-/// Small sealed blobs of `FileBlockStore`, kept as rows of one SQLite file
+/// Small blobs of `FileBlockStore`, kept as rows of one SQLite file
 /// (`<dataDir>/blobs/inline.sqlite3`) instead of a file each.
 ///
 /// Why: a small upload's blob as a file costs an inode allocation, a directory fsync and the
@@ -12,7 +12,7 @@ import Synchronization
 /// MinIO keeps objects up to 128 KiB inside their metadata file and SQLite's own measurements
 /// find blobs below about 100 KB faster to keep in the database than beside it.
 ///
-/// Writes (``insert(_:_:at:)``, ``remove(_:)``) come from blocking-pool threads that must not
+/// Writes (``insert(_:_:at:)``, ``replace(_:_:at:)``, ``remove(_:)``) come from blocking-pool threads that must not
 /// wait for another queued job (`NativeOS.BlockingThreadPool`): so the group commit is leader and
 /// followers. The first writer to find no commit running commits every write queued, including
 /// the ones that queue while it does, for at most ``groupsPerTurn`` groups; the others wait on
@@ -23,8 +23,6 @@ import Synchronization
 /// `@unchecked Sendable`: `queue` and `leading` are touched only with `condition` locked, and
 /// `writer` only by the one thread that set `leading`.
 final class InlineBlobs: @unchecked Sendable {
-    /// Largest blob kept as a row, in bytes.
-    static let limit = 64 << 10
     /// Groups one leader commits before it lets a waiting writer lead the rest.
     static let groupsPerTurn = 16
 
@@ -71,6 +69,17 @@ final class InlineBlobs: @unchecked Sendable {
                 "INSERT INTO blobs (id, bytes, written_at) VALUES (?, ?, ?)",
                 [.text(blob.hex), .blob(bytes), .real(seconds)])
         }
+    }
+
+    /// Replaces `blob`'s bytes, durable when this returns; false when it has no row.
+    func replace(_ blob: BlobID, _ bytes: [UInt8], at seconds: Double) throws -> Bool {
+        let found = Mutex(false)
+        try write { database in
+            try database.run(
+                "UPDATE blobs SET bytes = ?, written_at = ? WHERE id = ?", [.blob(bytes), .real(seconds), .text(blob.hex)])
+            found.withLock { $0 = database.changes > 0 }
+        }
+        return found.withLock { $0 }
     }
 
     /// Deletes `blob`'s row, if there is one.

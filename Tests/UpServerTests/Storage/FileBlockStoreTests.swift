@@ -84,7 +84,7 @@ import UpServer
     @Test func aMissingShardOrBlobsDirectoryIsMadeAgainByTheNextCreate() throws {
         let directory = TemporaryDirectory()
         defer { directory.remove() }
-        let store = try FileBlockStore(dataDirectory: directory.url)
+        let store = try FileBlockStore(dataDirectory: directory.url, smallBlobLimit: nil)  // files only
         let first = try store.create()
         _ = try store.append([1], to: first, at: 0)
         try FileManager.default.removeItem(at: store.directory)
@@ -97,7 +97,7 @@ import UpServer
     @Test func keysNeverReachTheFileSystem() async throws {
         let directory = TemporaryDirectory()
         defer { directory.remove() }
-        let store = try FileBlockStore(dataDirectory: directory.url)
+        let store = try FileBlockStore(dataDirectory: directory.url, smallBlobLimit: nil)  // files only
         let index = try SQLiteUpIndex(dataDirectory: directory.url)
         let keys = ["../../etc/passwd", "/etc/shadow", "a/../../b", "..", "évil\u{0}name", "dir/"]
         for key in keys {
@@ -124,8 +124,9 @@ import UpServer
     @Test func aBlobRemovedWhileItsWriterIsCachedIsNotFound() throws {
         let directory = TemporaryDirectory()
         defer { directory.remove() }
-        let store = try FileBlockStore(dataDirectory: directory.url)
-        let other = try FileBlockStore(dataDirectory: directory.url)
+        // Files only: descriptors are what this is about.
+        let store = try FileBlockStore(dataDirectory: directory.url, smallBlobLimit: nil)
+        let other = try FileBlockStore(dataDirectory: directory.url, smallBlobLimit: nil)
         // Removed by this store: its cached descriptor goes with it.
         let mine = try store.create()
         #expect(try store.append([1, 2], to: mine, at: 0) == 2)
@@ -146,19 +147,21 @@ import UpServer
         #expect(try other.read(reopened, range: 0..<2) == [1, 2])
     }
 
-    /// A blob written whole and sealed in one call, up to `inlineLimit` bytes, is a row of
-    /// `blobs/inline.sqlite3`: no file of its own, and the same bytes from a new store on the same
-    /// directory (durable, not kept in memory). One byte more is a file; so is an empty blob.
-    @Test func aSmallBlobWrittenWholeIsARowThatAnotherStoreReads() throws {
+    /// A blob of at most `smallBlobLimit` bytes is a row of `blobs/inline.sqlite3`: no file of its
+    /// own, and the same bytes from a second store on the same directory, unsynced (every write
+    /// to a row is committed). One byte more is a file; so is every blob with no limit.
+    @Test func aSmallBlobIsARowThatAnotherStoreReads() throws {
         let directory = TemporaryDirectory()
         defer { directory.remove() }
         var source = ByteSource(seed: 7)
-        let small = source.next(FileBlockStore.inlineLimit)
-        let large = source.next(FileBlockStore.inlineLimit + 1)
+        let small = source.next(FileBlockStore.defaultSmallBlobLimit)
+        let large = source.next(FileBlockStore.defaultSmallBlobLimit + 1)
         let store = try FileBlockStore(dataDirectory: directory.url)
         let (row, file, empty) = (try store.create(), try store.create(), try store.create())
-        #expect(try store.appendAndSync(small, to: row, at: 0, following: false) == Int64(small.count))
-        #expect(try store.appendAndSync(large, to: file, at: 0, following: false) == Int64(large.count))
+        #expect(try store.append(Array(small[..<1000]), to: row, at: 0) == 1000)
+        #expect(try store.append(Array(small[1000...]), to: row, at: 1000) == Int64(small.count))
+        #expect(try store.append(large, to: file, at: 0) == Int64(large.count))
+        try store.sync(file)
         try store.sync(empty)
         #expect(!FileManager.default.fileExists(atPath: store.url(of: row).path))
         #expect(!FileManager.default.fileExists(atPath: store.url(of: empty).path))
@@ -181,42 +184,50 @@ import UpServer
         try other.remove(row)
         #expect(try store.list() == [file, empty].sorted())
         #expect(throws: BlockStoreError.notFound(row)) { _ = try store.length(of: row) }
+
+        let filesOnly = try FileBlockStore(dataDirectory: directory.url, smallBlobLimit: nil)
+        let tiny = try filesOnly.create()
+        _ = try filesOnly.append([1], to: tiny, at: 0)
+        #expect(FileManager.default.fileExists(atPath: filesOnly.url(of: tiny).path))
     }
 
-    /// An append to a row (a cut back, a v1 block synced chunk by chunk) moves the blob into a
-    /// file with the bytes it had; it is listed once, and reads the same from a new store.
-    @Test func anAppendToARowMovesItIntoAFile() throws {
+    /// A row follows the append rules (an unacknowledged tail is cut, missing bytes are an error);
+    /// an append that takes it past the limit moves it into a file with the bytes it had, listed
+    /// once and read the same by a second store.
+    @Test func aRowGrowingPastTheLimitMovesIntoAFile() throws {
         let directory = TemporaryDirectory()
         defer { directory.remove() }
         let store = try FileBlockStore(dataDirectory: directory.url)
-        let grown = try store.create()
-        let cut = try store.create()
-        _ = try store.appendAndSync([1, 2, 3], to: grown, at: 0, following: false)
-        _ = try store.appendAndSync([1, 2, 3], to: cut, at: 0, following: false)
-        #expect(!FileManager.default.fileExists(atPath: store.url(of: grown).path))
-        #expect(try store.append([4], to: grown, at: 3) == 4)
-        #expect(try store.append([9], to: cut, at: 1) == 2)
-        #expect(throws: BlockStoreError.missingBytes(cut, expected: 5, actual: 2)) {
-            _ = try store.append([7], to: cut, at: 5)
+        let blob = try store.create()
+        #expect(try store.append([1, 2, 3], to: blob, at: 0) == 3)
+        #expect(try store.append([9], to: blob, at: 1) == 2)
+        #expect(throws: BlockStoreError.missingBytes(blob, expected: 5, actual: 2)) {
+            _ = try store.append([7], to: blob, at: 5)
         }
-        try store.sync(grown)
-        try store.sync(cut)
-        #expect(FileManager.default.fileExists(atPath: store.url(of: grown).path))
+        #expect(!FileManager.default.fileExists(atPath: store.url(of: blob).path))
+        var source = ByteSource(seed: 3)
+        let large = source.next(FileBlockStore.defaultSmallBlobLimit)
+        #expect(try store.append(large, to: blob, at: 2) == Int64(large.count + 2))
+        try store.sync(blob)
+        #expect(FileManager.default.fileExists(atPath: store.url(of: blob).path))
         let other = try FileBlockStore(dataDirectory: directory.url)
-        #expect(try other.read(grown, range: 0..<4) == [1, 2, 3, 4])
-        #expect(try other.read(cut, range: 0..<2) == [1, 9])
-        #expect(try other.inventory().map(\.id) == [grown, cut].sorted())
+        #expect(try other.read(blob, range: 0..<Int64(large.count + 2)) == [1, 9] + large)
+        #expect(try other.inventory().map(\.id) == [blob])
+        let fresh = try store.create()
+        #expect(throws: BlockStoreError.missingBytes(fresh, expected: 6, actual: 0)) {
+            _ = try store.append([7], to: fresh, at: 6)
+        }
     }
 
     /// A move into a file cut short (a power cut before the file's fsync) leaves a file that may be
-    /// short beside the row: the row is the blob until the move completes, and the next append
-    /// writes the file over.
+    /// short beside the row: the row is the blob until the move completes, and the move that
+    /// follows writes the file over.
     @Test func aRowIsTheBlobWhileAMoveIntoAFileIsUnfinished() throws {
         let directory = TemporaryDirectory()
         defer { directory.remove() }
         let store = try FileBlockStore(dataDirectory: directory.url)
         let blob = try store.create()
-        _ = try store.appendAndSync([1, 2, 3, 4], to: blob, at: 0, following: false)
+        _ = try store.append([1, 2, 3, 4], to: blob, at: 0)
         let file = store.url(of: blob)
         try FileManager.default.createDirectory(at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
         try Data([1, 0]).write(to: file)
@@ -225,10 +236,12 @@ import UpServer
         #expect(try other.read(blob, range: 0..<4) == [1, 2, 3, 4])
         #expect(try other.fileRange(of: blob, range: 0..<4) == nil)
         #expect(try other.inventory().map(\.id) == [blob])
-        #expect(try other.append([5], to: blob, at: 4) == 5)
+        var source = ByteSource(seed: 5)
+        let large = source.next(FileBlockStore.defaultSmallBlobLimit)
+        #expect(try other.append(large, to: blob, at: 4) == Int64(large.count + 4))
         try other.sync(blob)
-        #expect(try FileBlockStore(dataDirectory: directory.url).read(blob, range: 0..<5) == [1, 2, 3, 4, 5])
-        #expect(try Data(contentsOf: file) == Data([1, 2, 3, 4, 5]))
+        #expect(try FileBlockStore(dataDirectory: directory.url).read(blob, range: 0..<4) == [1, 2, 3, 4])
+        #expect(try Data(contentsOf: file) == Data([1, 2, 3, 4] + large))
     }
 
     /// A blob named and never written has no file and no row: listed (so the orphan sweep can
@@ -260,9 +273,7 @@ import UpServer
         for (index, blob) in blobs.enumerated() {
             group.enter()
             Thread {
-                if (try? store.appendAndSync([UInt8(index)], to: blob, at: 0, following: false)) == nil {
-                    failures.withLock { $0 += 1 }
-                }
+                if (try? store.append([UInt8(index)], to: blob, at: 0)) == nil { failures.withLock { $0 += 1 } }
                 group.leave()
             }.start()
         }

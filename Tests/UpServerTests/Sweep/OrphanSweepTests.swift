@@ -60,14 +60,15 @@ struct OrphanSweepTests {
         let store = try FileBlockStore(dataDirectory: directory.url)
         let index = try SQLiteUpIndex(dataDirectory: directory.url)
         let (named, orphan) = (try store.create(), try store.create())
-        _ = try store.append(Array("bytes".utf8), to: orphan, at: 0)
-        _ = try store.append(Array("by".utf8), to: named, at: 0)
-        let orphanRow = try store.create()  // a small blob written whole: a row, not a file
-        _ = try store.appendAndSync(Array("row".utf8), to: orphanRow, at: 0, following: false)
+        let large = [UInt8](repeating: 1, count: FileBlockStore.defaultSmallBlobLimit + 1)  // files, not rows
+        _ = try store.append(large, to: orphan, at: 0)
+        _ = try store.append(large, to: named, at: 0)
+        let orphanRow = try store.create()  // small: a row, not a file
+        _ = try store.append(Array("row".utf8), to: orphanRow, at: 0)
         _ = try await index.createBlock(named, blockSize: 4, expiresAt: Int64.max / 2, createdAt: 1)
         try await Task.sleep(for: .milliseconds(2200))
         let young = try store.create()
-        _ = try store.append(Array("b".utf8), to: young, at: 0)
+        _ = try store.append(large, to: young, at: 0)
         let removed = try await Sweeper(index: index, store: store, orphanGraceSeconds: 1)
             .sweepOrphans(now: Date().timeIntervalSince1970)
         #expect(removed == [orphan, orphanRow].sorted())
