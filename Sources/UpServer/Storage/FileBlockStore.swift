@@ -40,10 +40,10 @@ public final class FileBlockStore: BlockStore {
     public let directory: URL
     /// Descriptors of blobs being written. Entries are only a shortcut: eviction never breaks a
     /// writer, which holds its own reference.
-    private let writers = Mutex<[BlobID: NativeFile]>([:])
+    let writers = Mutex<[BlobID: NativeFile]>([:])
     /// Blobs named by ``create()`` and not written yet (no file, no row), with when they were
     /// named: ``inventory()`` lists them, so the orphan sweep forgets the ones a request dropped.
-    private let unwritten = Mutex<[BlobID: Double]>([:])
+    let unwritten = Mutex<[BlobID: Double]>([:])
     /// The small sealed blobs.
     let inline: InlineBlobs
 
@@ -91,7 +91,7 @@ public final class FileBlockStore: BlockStore {
     /// the shards exist after the first few hundred blobs, and asking for one that exists was an
     /// `mkdir` per blob (perf put it at about 2 % of up-server's CPU on a 1 GiB v1 upload; the
     /// CPU totals did not move beyond their noise). A new shard's own name is made durable too.
-    private func makeFile(_ blob: BlobID) throws -> NativeFile {
+    func makeFile(_ blob: BlobID) throws -> NativeFile {
         let file = url(of: blob)
         let shard = file.deletingLastPathComponent()
         let writer = try io(blob) { () throws -> NativeFile in
@@ -149,38 +149,6 @@ public final class FileBlockStore: BlockStore {
         }
     }
 
-    /// ``append(_:to:at:)`` for a blob that is a row or not yet written, when the result fits a
-    /// row: the row written with the same rules (an unacknowledged tail cut, missing bytes an
-    /// error) and committed. Nil when the blob is, or is to become, a file.
-    private func appendToRow(_ bytes: [UInt8], to blob: BlobID, at offset: Int64) throws -> Int64? {
-        guard let limit = smallBlobLimit, offset + Int64(bytes.count) <= Int64(limit),
-            writers.withLock({ $0[blob] == nil })
-        else { return nil }
-        let end = offset + Int64(bytes.count)
-        if let named = unwritten.withLock({ $0.removeValue(forKey: blob) }) {
-            guard offset == 0 else {
-                unwritten.withLock { $0[blob] = named }
-                throw BlockStoreError.missingBytes(blob, expected: offset, actual: 0)
-            }
-            do {
-                try io(blob) { try inline.insert(blob, bytes, at: Date().timeIntervalSince1970) }
-            } catch {
-                unwritten.withLock { $0[blob] = named }
-                throw error
-            }
-            return end
-        }
-        guard let stored = try row(blob) else { return nil }
-        if Int64(stored.count) < offset {
-            throw BlockStoreError.missingBytes(blob, expected: offset, actual: Int64(stored.count))
-        }
-        let written = Array(stored.prefix(Int(offset))) + bytes
-        guard try io(blob, { try inline.replace(blob, written, at: Date().timeIntervalSince1970) }) else {
-            throw BlockStoreError.notFound(blob)  // removed since it was read (another instance)
-        }
-        return end
-    }
-
     /// See `BlockStore.sync(_:)`: the file's fsync. Its name was made durable by ``makeFile(_:)``
     /// (a file whose data is durable but whose directory entry is not can vanish in a power cut).
     /// The blob's descriptor is let go: a synced blob is a completed block or part. A row is
@@ -204,19 +172,6 @@ public final class FileBlockStore: BlockStore {
         let handle = try open(blob, forWriting: false)
         defer { try? handle.close() }
         return try io(blob) { Int64(try handle.seekToEnd()) }
-    }
-
-    /// The bytes of a blob that is not a file (a row, or a name not yet written); nil when it is
-    /// a file, or unknown (the caller's open says so).
-    func bytesWithoutFile(of blob: BlobID) throws -> [UInt8]? {
-        if writers.withLock({ $0[blob] != nil }) { return nil }
-        if unwritten.withLock({ $0[blob] != nil }) { return [] }
-        return try row(blob)
-    }
-
-    /// The row's bytes, if `blob` is a row.
-    private func row(_ blob: BlobID) throws -> [UInt8]? {
-        try io(blob) { try inline.bytes(of: blob) }
     }
 
     /// See `BlockStore.read(_:range:)`.
@@ -343,29 +298,7 @@ public final class FileBlockStore: BlockStore {
         return writer
     }
 
-    /// Moves a row blob into a file of the same name before an append that takes it past
-    /// ``smallBlobLimit``: the file is written and
-    /// fsynced (the row's bytes were durable and stay so), then the row is deleted. A file left by
-    /// a move cut short is written over.
-    private func moveIntoFile(_ blob: BlobID, _ bytes: [UInt8]) throws -> NativeFile {
-        let path = url(of: blob).path
-        let writer: NativeFile
-        if FileManager.default.fileExists(atPath: path) {
-            writer = try io(blob) { try NativeFile(path: path, directWrites: true) }
-            try io(blob) { try writer.truncate(to: 0) }
-        } else {
-            writer = try makeFile(blob)
-        }
-        try io(blob) {
-            if !bytes.isEmpty { try writer.write(bytes, at: 0) }
-            try writer.sync()
-            try inline.remove(blob)
-        }
-        remember(writer, for: blob)
-        return writer
-    }
-
-    private func remember(_ writer: NativeFile, for blob: BlobID) {
+    func remember(_ writer: NativeFile, for blob: BlobID) {
         writers.withLock { writers in
             // Any victim will do: a blob still being written just reopens its file.
             if writers.count >= Self.openWriterLimit, let victim = writers.keys.first { writers[victim] = nil }
@@ -383,7 +316,7 @@ public final class FileBlockStore: BlockStore {
 
     /// Runs `body`, turning a full disk (`ENOSPC`/`EDQUOT`) into `UpError(.insufficientStorage)`
     /// and other file system errors into `BlockStoreError.io`, and letting ours through.
-    private func io<T>(_ blob: BlobID?, _ body: () throws -> T) throws -> T {
+    func io<T>(_ blob: BlobID?, _ body: () throws -> T) throws -> T {
         do {
             return try body()
         } catch let error as BlockStoreError {

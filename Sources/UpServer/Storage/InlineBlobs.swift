@@ -12,9 +12,9 @@ import Synchronization
 /// MinIO keeps objects up to 128 KiB inside their metadata file and SQLite's own measurements
 /// find blobs below about 100 KB faster to keep in the database than beside it.
 ///
-/// Writes (``insert(_:_:at:)``, ``replace(_:_:at:)``, ``remove(_:)``) come from blocking-pool threads that must not
-/// wait for another queued job (`NativeOS.BlockingThreadPool`): so the group commit is leader and
-/// followers. The first writer to find no commit running commits every write queued, including
+/// Writes (``insert(_:_:at:)``, ``replace(_:_:at:)``, ``remove(_:)``) come from blocking-pool
+/// threads that must not wait for another queued job (`NativeOS.BlockingThreadPool`): so the
+/// group commit is leader and followers. The first writer to find no commit running commits every write queued, including
 /// the ones that queue while it does, for at most ``groupsPerTurn`` groups; the others wait on
 /// the condition for their outcome, which the leader sets only after COMMIT returned
 /// ("acknowledged means stored"). Reads use a second connection (WAL: readers never wait for
