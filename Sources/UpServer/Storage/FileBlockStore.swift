@@ -161,6 +161,7 @@ public final class FileBlockStore: BlockStore {
         guard let writer = try self.writer(for: blob, movingRows: false) else { return }
         try io(blob) { try writer.sync() }
         _ = writers.withLock { $0.removeValue(forKey: blob) }
+        inline.deleteForgotten()  // rows removed while the disk was full, now that a write got room
     }
 
     /// See `BlockStore.length(of:)`.

@@ -20,8 +20,8 @@ import Synchronization
 /// ("acknowledged means stored"). Reads use a second connection (WAL: readers never wait for
 /// the writer's fsync).
 ///
-/// `@unchecked Sendable`: `queue` and `leading` are touched only with `condition` locked, and
-/// `writer` only by the one thread that set `leading`.
+/// `@unchecked Sendable`: `queue`, `leading` and `forgotten` are touched only with `condition`
+/// locked, and `writer` only by the one thread that set `leading`.
 final class InlineBlobs: @unchecked Sendable {
     /// Groups one leader commits before it lets a waiting writer lead the rest.
     static let groupsPerTurn = 16
@@ -33,6 +33,9 @@ final class InlineBlobs: @unchecked Sendable {
     private let condition = NSCondition()
     private var queue: [Write] = []
     private var leading = false
+    /// Rows ``remove(_:)`` could only forget: on a full disk a DELETE needs room in the log too.
+    /// Invisible from then on, and deleted by the next group commit that succeeds.
+    private var forgotten: Set<BlobID> = []
     private let commits = Atomic<Int>(0)
 
     /// Transactions committed for groups of two writes or more (tests, metrics).
@@ -82,34 +85,66 @@ final class InlineBlobs: @unchecked Sendable {
         return found.withLock { $0 }
     }
 
-    /// Deletes `blob`'s row, if there is one.
+    /// Deletes `blob`'s row, if there is one. On a full disk the row is forgotten instead (gone
+    /// for every read from now on) and deleted by the next commit that succeeds, as a file's
+    /// unlink would have given the space back at once; a restart before that leaves it to the
+    /// orphan sweep.
     func remove(_ blob: BlobID) throws {
         guard try length(of: blob) != nil else { return }
-        try write { database in try database.run("DELETE FROM blobs WHERE id = ?", [.text(blob.hex)]) }
+        do {
+            try write { database in try Self.delete([blob], database) }
+        } catch where InsufficientStorage.isNoSpace(error) {
+            condition.lock()
+            forgotten.insert(blob)
+            condition.unlock()
+        }
+    }
+
+    /// Deletes the forgotten rows now, if there are any and the disk has room: a no-op otherwise.
+    func deleteForgotten() {
+        condition.lock()
+        let any = !forgotten.isEmpty
+        condition.unlock()
+        if any { try? write { _ in } }  // every group takes the forgotten rows along
+    }
+
+    private static func delete(_ blobs: some Sequence<BlobID>, _ database: SQLiteDatabase) throws {
+        for blob in blobs { try database.run("DELETE FROM blobs WHERE id = ?", [.text(blob.hex)]) }
+    }
+
+    private func isForgotten(_ blob: BlobID) -> Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        return forgotten.contains(blob)
     }
 
     /// `blob`'s length, or nil when it has no row.
     func length(of blob: BlobID) throws -> Int64? {
-        try reader.withLock { database in
+        if isForgotten(blob) { return nil }
+        return try reader.withLock { database in
             try database.query("SELECT length(bytes) FROM blobs WHERE id = ?", [.text(blob.hex)]).first?.integer(0)
         }
     }
 
     /// `blob`'s bytes, or nil when it has no row.
     func bytes(of blob: BlobID) throws -> [UInt8]? {
-        try reader.withLock { database in
+        if isForgotten(blob) { return nil }
+        return try reader.withLock { database in
             try database.query("SELECT bytes FROM blobs WHERE id = ?", [.text(blob.hex)]).first.map { $0[0].blobValue ?? [] }
         }
     }
 
     /// Every row's blob and when it was written.
     func inventory() throws -> [ListedBlob] {
-        try reader.withLock { database in
-            try database.query("SELECT id, written_at FROM blobs ORDER BY id").compactMap { row in
+        let rows = try reader.withLock { database in
+            try database.query("SELECT id, written_at FROM blobs ORDER BY id").compactMap { row -> ListedBlob? in
                 guard let blob = BlobID(hex: try row.text(0)) else { return nil }
                 return ListedBlob(id: blob, modifiedAt: try row.real(1))
             }
         }
+        condition.lock()
+        defer { condition.unlock() }
+        return rows.filter { !forgotten.contains($0.id) }
     }
 
     /// Runs `run` in the next group commit; returns once that group's COMMIT returned.
@@ -123,12 +158,15 @@ final class InlineBlobs: @unchecked Sendable {
             leading = true
             var turns = 0
             repeat {
-                let group = queue
+                var group = queue
                 queue = []
+                let purge = forgotten
+                if !purge.isEmpty { group.append(Write { try Self.delete(purge, $0) }) }
                 condition.unlock()
                 let outcomes = commit(group)
                 condition.lock()
                 for (write, outcome) in zip(group, outcomes) { write.outcome = outcome }
+                if !purge.isEmpty, case .success = outcomes[outcomes.count - 1] { forgotten.subtract(purge) }
                 turns += 1
                 condition.broadcast()
             } while !queue.isEmpty && turns < Self.groupsPerTurn
