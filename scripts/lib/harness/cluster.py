@@ -28,6 +28,8 @@ import time
 import urllib.parse
 import xml.etree.ElementTree as ET
 
+from ports import free_port, free_ports  # scripts/lib/ports.py
+
 from . import nginx
 from .wire import request
 from .processes import ROOT, Server, bin_dir, install_cleanup, wait_ready
@@ -61,7 +63,7 @@ class Cluster:
         started = time.time()
         self._start_postgres()
         self._start_seaweedfs()
-        self.up_port, self.biz_port = _distinct_ports(2)
+        self.up_port, self.biz_port = free_ports(2)
         self.up, self.biz = f"http://127.0.0.1:{self.up_port}", f"http://127.0.0.1:{self.biz_port}"
         for i in range(self.n_ups):
             self.ups.append(self._server("up-server", i, self._up_config(i)).start(timeout=60))
@@ -139,7 +141,7 @@ class Cluster:
 
     def _server(self, kind, i, config):
         name = f"{kind}-{i + 1}"
-        return Server(name, os.path.join(self.bins, kind), config, _distinct_ports(1)[0],
+        return Server(name, os.path.join(self.bins, kind), config, free_port(),
                       os.path.join(self.work, name), os.path.join(self.work, name + ".log"))
 
     def _write(self, name, config):
@@ -231,20 +233,6 @@ class Cluster:
 def _example(name):
     with open(os.path.join(ROOT, "Config", name), encoding="utf-8") as f:
         return json.load(f)
-
-
-def _distinct_ports(n):
-    """n free loopback ports, distinct (all bound at once, then released)."""
-    import socket
-    sockets = []
-    for _ in range(n):
-        s = socket.socket()
-        s.bind(("127.0.0.1", 0))
-        sockets.append(s)
-    ports = [s.getsockname()[1] for s in sockets]
-    for s in sockets:
-        s.close()
-    return ports
 
 
 def main():
