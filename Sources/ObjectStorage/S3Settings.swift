@@ -8,8 +8,9 @@ public import Basics
 ///               "bucket": "upgate", "accessKeyId": "…", "secretAccessKey": "…"}
 /// ```
 /// `"payloadIntegrity": "sha256" | "crc32"` is optional: without it the endpoint's scheme
-/// chooses (``payloadIntegrity``). The key pair may come from `UPGATE_S3_ACCESS_KEY_ID` / `UPGATE_S3_SECRET_ACCESS_KEY` instead
-/// (``applyingEnvironment(_:)``), which is how production should set it.
+/// chooses (``payloadIntegrity``). The key pair may come from `UPGATE_S3_ACCESS_KEY_ID` /
+/// `UPGATE_S3_SECRET_ACCESS_KEY` instead (``applyingEnvironment(_:)``), which is how production
+/// should set it.
 public struct S3Settings: Sendable {
     /// How the bucket appears in a request URL.
     public enum Addressing: String, Sendable {

@@ -127,14 +127,7 @@ public final class InMemoryBlockStore: BlockStore {
     public func forEachChunk(
         of blob: BlobID, range: Range<Int64>?, size: Int, _ body: ([UInt8]) throws -> Void
     ) throws {
-        precondition(size > 0, "chunk size must be positive")
-        let data = try read(blob, range: range ?? 0..<(try length(of: blob)))
-        var start = 0
-        while start < data.count {
-            let end = min(start + size, data.count)
-            try body(Array(data[start..<end]))
-            start = end
-        }
+        try Self.forEachChunk(of: try bytes(of: blob), blob: blob, range: range, size: size, body)
     }
 
     /// See `BlockStore.remove(_:)`.

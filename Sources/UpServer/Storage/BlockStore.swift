@@ -110,6 +110,25 @@ extension BlockStore {
 }
 
 extension BlockStore {
+    /// ``forEachChunk(of:range:size:_:)`` for a blob whose bytes are in memory (a row of the disk
+    /// store, any blob of the in-memory twin): `range` of `bytes` (all of them when nil) in pieces
+    /// of at most `size`; a range past the end is `outOfRange`.
+    public static func forEachChunk(
+        of bytes: [UInt8], blob: BlobID, range: Range<Int64>?, size: Int, _ body: ([UInt8]) throws -> Void
+    ) throws {
+        precondition(size > 0, "chunk size must be positive")
+        let range = range ?? 0..<Int64(bytes.count)
+        guard range.lowerBound >= 0, range.upperBound <= Int64(bytes.count) else {
+            throw BlockStoreError.outOfRange(blob, requested: range, length: Int64(bytes.count))
+        }
+        var start = Int(range.lowerBound)
+        while start < Int(range.upperBound) {
+            let end = min(start + size, Int(range.upperBound))
+            try body(Array(bytes[start..<end]))
+            start = end
+        }
+    }
+
     /// Streams the whole blob in pieces of at most `size` bytes (default 64 KiB).
     public func forEachChunk(of blob: BlobID, size: Int = 64 * 1024, _ body: ([UInt8]) throws -> Void) throws {
         try forEachChunk(of: blob, range: nil, size: size, body)

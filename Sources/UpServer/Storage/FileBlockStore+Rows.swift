@@ -51,9 +51,8 @@ extension FileBlockStore {
     }
 
     /// Moves a row blob into a file of the same name before an append that takes it past
-    /// ``smallBlobLimit``: the file is written and
-    /// fsynced (the row's bytes were durable and stay so), then the row is deleted. A file left by
-    /// a move cut short is written over.
+    /// ``smallBlobLimit``: the file is written and fsynced (the row's bytes were durable and stay
+    /// so), then the row is deleted. A file left by a move cut short is written over.
     func moveIntoFile(_ blob: BlobID, _ bytes: [UInt8]) throws -> NativeFile {
         let path = url(of: blob).path
         let writer: NativeFile

@@ -189,17 +189,7 @@ public final class FileBlockStore: BlockStore {
     ) throws {
         precondition(size > 0, "chunk size must be positive")
         if let bytes = try bytesWithoutFile(of: blob) {
-            let range = range ?? 0..<Int64(bytes.count)
-            guard range.lowerBound >= 0, range.upperBound <= Int64(bytes.count) else {
-                throw BlockStoreError.outOfRange(blob, requested: range, length: Int64(bytes.count))
-            }
-            var start = Int(range.lowerBound)
-            while start < Int(range.upperBound) {
-                let end = min(start + size, Int(range.upperBound))
-                try body(Array(bytes[start..<end]))
-                start = end
-            }
-            return
+            return try Self.forEachChunk(of: bytes, blob: blob, range: range, size: size, body)
         }
         let handle = try open(blob, forWriting: false)
         defer { try? handle.close() }
@@ -265,8 +255,8 @@ public final class FileBlockStore: BlockStore {
 
     /// The blob's cached descriptor, or a newly opened one; the file is created at an unwritten
     /// blob's first write. A row blob is moved into a file when `movingRows` (an append that takes
-    /// it past the limit), and is nil otherwise. A cached descriptor whose file was unlinked (another store instance removed
-    /// the blob) is `notFound`, as a fresh open would be.
+    /// it past the limit), and is nil otherwise. A cached descriptor whose file was unlinked
+    /// (another store instance removed the blob) is `notFound`, as a fresh open would be.
     private func writer(for blob: BlobID, movingRows: Bool = true) throws -> NativeFile? {
         if let cached = writers.withLock({ $0[blob] }) {
             if try io(blob, { try cached.status().linked }) { return cached }
