@@ -110,7 +110,7 @@ let package = Package(
         // MARK: Tests — one per module, same name + "Tests"
         .testTarget(name: "NativePostgresTests", dependencies: ["NativePostgres", "TestSupport"], swiftSettings: common),
         .testTarget(name: "NativeCryptoTests", dependencies: ["NativeCrypto"], swiftSettings: common),
-        .testTarget(name: "NativeStoreTests", dependencies: ["NativeStore"], swiftSettings: common),
+        .testTarget(name: "NativeStoreTests", dependencies: ["NativeStore", "NativeOS"], swiftSettings: common),
         .testTarget(name: "NativeOSTests", dependencies: ["NativeOS"], swiftSettings: common),
         .testTarget(name: "BasicsTests", dependencies: ["Basics", "TestSupport"], swiftSettings: safeOnly),
         .testTarget(

@@ -1,5 +1,7 @@
 import Foundation
+import NativeOS
 import NativeStore
+import Synchronization
 import Testing
 
 /// `GroupCommitResource`: calls that queue up behind each other share one COMMIT, and each caller
@@ -8,12 +10,12 @@ import Testing
 @Suite struct GroupCommitTests {
     let file = TemporaryDatabase()
 
-    private func open() throws -> GroupCommitResource<SQLiteDatabase> {
+    private func open(pool: BlockingThreadPool = .shared) throws -> GroupCommitResource<SQLiteDatabase> {
         let database = try SQLiteDatabase(path: file.path)
         try database.execute("CREATE TABLE t (id INTEGER PRIMARY KEY, name TEXT NOT NULL)")
         try database.execute("PRAGMA foreign_keys = ON")
         try database.execute("CREATE TABLE child (parent INTEGER REFERENCES t(id) DEFERRABLE INITIALLY DEFERRED)")
-        return GroupCommitResource(database) { $0 }
+        return GroupCommitResource(database, pool: pool) { $0 }
     }
 
     /// Rows another connection sees, i.e. committed ones.
@@ -127,5 +129,58 @@ import Testing
         // The connection is usable again afterwards.
         try await resource.use(Self.insert("after"))
         #expect(try committed() == ["after"])
+    }
+
+    // MARK: useBlocking: callers on blocking-pool threads
+
+    /// Threads that block in `useBlocking` while another group commits all go into the next
+    /// group, and each returns only once another connection sees its row.
+    @Test func blockedCallersShareOneCommitAndAreAnsweredOnlyOnceCommitted() async throws {
+        defer { file.remove() }
+        let resource = try open()
+        let blocker = await Blocker(resource)
+        let path = file.path
+        let seen = Mutex(0)
+        let group = DispatchGroup()
+        for index in 0..<32 {
+            group.enter()
+            Thread {
+                if (try? resource.useBlocking(Self.insert("row \(index)"))) != nil,
+                   (try? Self.committed(path).contains("row \(index)")) == true {
+                    seen.withLock { $0 += 1 }
+                }
+                group.leave()
+            }.start()
+        }
+        while resource.waitingCalls < 32 { await Task.yield() }
+        try await blocker.release()
+        #expect(group.wait(timeout: .now() + 30) == .success)
+        #expect(seen.withLock { $0 } == 32)
+        #expect(try committed().count == 32)
+        #expect(resource.groupCommits == 1, "32 blocked callers queued behind one: one group")
+    }
+
+    /// A blocked caller never waits for a drain job that is still queued on the pool: on a pool
+    /// whose only thread is that caller, waiting would never end. It commits the queue itself,
+    /// the asynchronous call queued before it included.
+    @Test func aBlockedCallerCommitsWhatAQueuedPoolJobWould() async throws {
+        defer { file.remove() }
+        let pool = BlockingThreadPool(name: "group-commit-test", maximumThreads: 1)
+        let resource = try open(pool: pool)
+        let go = DispatchSemaphore(value: 0)
+        let done = DispatchSemaphore(value: 0)
+        pool.submit {  // holds the pool's one thread until `go`, then blocks in useBlocking
+            go.wait()
+            _ = try? resource.useBlocking(Self.insert("blocked"))
+            done.signal()
+        }
+        let queued = Task { try await resource.use(Self.insert("queued")) }  // its drain waits for the thread
+        while resource.waitingCalls < 1 { await Task.yield() }
+        go.signal()
+        let finished = done.wait(timeout: .now() + 30) == .success
+        #expect(finished, "the blocked caller waited for a job queued behind it")
+        guard finished else { return }  // both calls stay stuck: nothing more to check
+        try await queued.value
+        #expect(try committed() == ["queued", "blocked"])
     }
 }

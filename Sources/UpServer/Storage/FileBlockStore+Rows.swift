@@ -45,6 +45,14 @@ extension FileBlockStore {
         return try row(blob)
     }
 
+    /// Whether `blob` has no file (a row, or a name not yet written): what
+    /// ``bytesWithoutFile(of:)`` tells, without reading a row's bytes.
+    func hasNoFile(_ blob: BlobID) throws -> Bool {
+        if writers.withLock({ $0[blob] != nil }) { return false }
+        if unwritten.withLock({ $0[blob] != nil }) { return true }
+        return try io(blob) { try inline.length(of: blob) } != nil
+    }
+
     /// The row's bytes, if `blob` is a row.
     func row(_ blob: BlobID) throws -> [UInt8]? {
         try io(blob) { try inline.bytes(of: blob) }
