@@ -1,4 +1,5 @@
 public import Basics
+import Synchronization
 
 /// Carries out ``OutboxDelivery`` for one owner: claims due entries, hands each to the sender,
 /// and records the outcome the machine decides. Also runs the first attempt of an entry born
@@ -38,6 +39,8 @@ public struct OutboxWorker: Sendable {
     private let logger: Logger
     private let label: String
     private let describe: @Sendable (OutboxEntry) -> [(key: String, value: Logger.Value)]
+    /// Deliveries whose outcome the store refused to record; shared by the worker's copies.
+    private let unrecorded = UnrecordedDeliveries()
 
     /// Creates a worker.
     ///
@@ -101,13 +104,15 @@ public struct OutboxWorker: Sendable {
     /// - Returns: How many entries were attempted.
     @discardableResult
     public func runOnce(limit: Int = 32) async -> Int {
+        await recordUnrecorded()
         var attempted = 0
         while attempted < limit, !Task.isCancelled {
             let claimed: [OutboxEntry]
             do {
                 claimed = try await store.claimDue(owner: owner, now: clock.unixSeconds, limit: 1)
             } catch {
-                logger.error("\(label): cannot claim due entries", ["error": .string("\(error)")])
+                // The store refuses writes (down, or its disk full): the next pass tries again.
+                logger.warning("\(label): cannot claim due entries", ["error": .string("\(error)")])
                 break
             }
             guard let entry = claimed.first else { break }
@@ -122,13 +127,21 @@ public struct OutboxWorker: Sendable {
     /// returned, or one born claimed by ``owner`` — and records the outcome.
     ///
     /// An outcome that cannot be recorded (the store is down, or its disk full) leaves the entry
-    /// claimed: once the lease runs out it is claimed again and delivered again, which receivers
-    /// must tolerate anyway (they deduplicate). Nothing is lost.
+    /// claimed. A delivery is then remembered by this process: the next pass records it before
+    /// it claims anything, and an attempt of the same entry (its lease ran out, or the uploader
+    /// repeated its request) records it instead of sending it again. Only a restart in between
+    /// makes the entry go out again, once its lease runs out, which receivers must tolerate
+    /// anyway (they deduplicate); so does a failure that cannot be recorded. Nothing is lost.
     ///
     /// - Returns: What the attempt came to (a synchronous caller relays it).
     public func attempt(_ entry: OutboxEntry) async -> OutboxOutcome {
-        metrics.attempts?.increment()
-        let outcome = await sender.send(entry)
+        let outcome: OutboxOutcome
+        if let earlier = unrecorded.delivery(of: entry.id) {
+            outcome = earlier  // sent and acknowledged before; only its record is missing
+        } else {
+            metrics.attempts?.increment()
+            outcome = await sender.send(entry)
+        }
         var delivery = entry.delivery
         let event: OutboxDelivery.Event
         switch outcome {
@@ -150,10 +163,34 @@ public struct OutboxWorker: Sendable {
             } else {
                 write(.warning, "lease lost before the outcome was recorded", entry, delivery)
             }
+            unrecorded.forget(entry.id)
         } catch {
-            write(.error, "cannot record attempt", entry, delivery, [("error", .string("\(error)"))])
+            // A store that refuses writes answers 503s elsewhere; here nothing is lost, so a warning.
+            let kept = unrecorded.remember(entry.id, delivery, outcome)
+            write(.warning, "cannot record attempt", entry, delivery, [
+                ("error", .string("\(error)")),
+                ("next", .string(kept ? "recorded later, not sent again" : "attempted again after the lease")),
+            ])
         }
         return outcome
+    }
+
+    /// Records the deliveries whose outcome the store refused earlier; stops at the first one
+    /// it still refuses (the next pass tries again).
+    private func recordUnrecorded() async {
+        for (id, pending) in unrecorded.all() {
+            let fields: KeyValuePairs<String, Logger.Value> = ["outboxId": .int(id), "attempt": .int(Int64(pending.delivery.attempts))]
+            do {
+                if try await store.record(id, claimedBy: owner, as: pending.delivery, outcome: pending.outcome) {
+                    logger.info("\(label): delivered earlier, recorded now", fields)
+                } else {
+                    logger.warning("\(label): lease lost before the outcome was recorded", fields)
+                }
+                unrecorded.forget(id)
+            } catch {
+                return
+            }
+        }
     }
 
     /// Puts a dead entry back in the queue, due now.
@@ -187,4 +224,32 @@ public struct OutboxWorker: Sendable {
             level, "\(label): \(message)", ["outboxId": .int(entry.id), "attempt": .int(Int64(delivery.attempts))],
             more: describe(entry) + extra)
     }
+}
+
+/// The deliveries of one process whose outcome its store refused to record, by entry id: the
+/// delivery state to record and the receiver's reply. Bounded: past ``limit`` entries a
+/// delivery is not remembered and goes out again after its lease, as before.
+private final class UnrecordedDeliveries: Sendable {
+    static let limit = 10_000
+    private let entries = Mutex<[Int64: (delivery: OutboxDelivery, outcome: OutboxOutcome)]>([:])
+
+    /// Remembers a delivered `outcome`; false for a failure (the retry sends it anyway) or when full.
+    func remember(_ id: Int64, _ delivery: OutboxDelivery, _ outcome: OutboxOutcome) -> Bool {
+        guard case .delivered = outcome else { return false }
+        return entries.withLock { entries in
+            guard entries[id] != nil || entries.count < Self.limit else { return false }
+            entries[id] = (delivery, outcome)
+            return true
+        }
+    }
+
+    /// The remembered delivered outcome of entry `id`.
+    func delivery(of id: Int64) -> OutboxOutcome? { entries.withLock { $0[id]?.outcome } }
+
+    /// Every remembered delivery, oldest entry first.
+    func all() -> [(Int64, (delivery: OutboxDelivery, outcome: OutboxOutcome))] {
+        entries.withLock { $0.sorted { $0.key < $1.key }.map { ($0.key, $0.value) } }
+    }
+
+    func forget(_ id: Int64) { _ = entries.withLock { $0.removeValue(forKey: id) } }
 }

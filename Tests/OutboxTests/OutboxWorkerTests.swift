@@ -154,15 +154,54 @@ struct OutboxWorkerTests {
         #expect(logs.capturedLines.contains { $0.contains("lease lost before the outcome was recorded") })
     }
 
-    @Test func anOutcomeThatCannotBeRecordedIsDeliveredAgainAfterTheLease() async throws {
+    /// One entry (lease 10 s) attempted by worker "me" at 100 while its store refuses to record
+    /// outcomes; `outcome` is what the receiver answers.
+    func attemptedWhileUnrecordable(
+        _ outcome: OutboxOutcome = .delivered(reply: "ok")
+    ) async -> (UnrecordableOutbox, ScriptedSender, OutboxWorker, OutboxEntry) {
         let store = UnrecordableOutbox()
         let sender = ScriptedSender()
+        sender.script(outcome)
         let sut = worker("me", store, sender)
         let entry = store.base.insert(OutboxMessage(payload: "m", leaseSeconds: 10), now: 100)
         store.failing.store(true, ordering: .relaxed)
         #expect(await run(sut, at: 100) == 1)
+        return (store, sender, sut, entry)
+    }
+
+    /// A delivery whose outcome the store refused (a full disk) is recorded by the next pass,
+    /// and never sent again by this process.
+    @Test func aDeliveryThatCannotBeRecordedIsRecordedLaterNotSentAgain() async throws {
+        let (store, sender, sut, entry) = await attemptedWhileUnrecordable()
         #expect(try await store.entry(id: entry.id)?.delivery.state == .claimed(owner: "me", leaseUntil: 110))
-        #expect(logs.capturedLines.contains { $0.contains("outbox: cannot record attempt") })
+        #expect(logs.capturedLines.contains { $0.contains("outbox: cannot record attempt") && $0.contains("not sent again") })
+        #expect(!logs.capturedLines.contains { $0.contains(#""level":"error""#) })
+        store.failing.store(false, ordering: .relaxed)
+        #expect(await run(sut, at: 101) == 0)
+        #expect(try await store.entry(id: entry.id)?.delivery == OutboxDelivery(state: .delivered, attempts: 1))
+        #expect(try await store.entry(id: entry.id)?.reply == "ok")
+        #expect(sender.sent.count == 1)
+        #expect(logs.capturedLines.contains { $0.contains("outbox: delivered earlier, recorded now") })
+    }
+
+    /// Still refused when the lease runs out: the entry is claimed again, and that attempt
+    /// records the delivery it remembers instead of sending it again (up-server: an uploader's
+    /// repeated request takes the same path).
+    @Test func aDeliveryStillUnrecordedAfterTheLeaseIsNotSentAgain() async throws {
+        let (store, sender, sut, entry) = await attemptedWhileUnrecordable()
+        #expect(await run(sut, at: 110) == 1)  // claimed again (attempt 2), not sent
+        #expect(sender.sent.count == 1)
+        store.failing.store(false, ordering: .relaxed)
+        let again = try #require(try await store.entry(id: entry.id))
+        #expect(await attempt(sut, again, at: 111) == .delivered(reply: "ok"))
+        #expect(try await store.entry(id: entry.id)?.delivery == OutboxDelivery(state: .delivered, attempts: 2))
+        #expect(sender.sent.count == 1)
+    }
+
+    /// A failure that cannot be recorded is not remembered: the entry is attempted again once
+    /// its lease runs out, as a retry would be.
+    @Test func aFailureThatCannotBeRecordedIsAttemptedAgainAfterTheLease() async throws {
+        let (store, sender, sut, entry) = await attemptedWhileUnrecordable(.failed(reason: "status 503"))
         store.failing.store(false, ordering: .relaxed)
         #expect(await run(sut, at: 109) == 0)
         #expect(await run(sut, at: 110) == 1)

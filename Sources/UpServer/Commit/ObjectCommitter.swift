@@ -200,8 +200,9 @@ struct ObjectCommitter: Sendable {
     /// the answer into an error — the client would retry an upload that succeeded, and a v2
     /// complete would find its id completed and get 612, losing its parts. What is lost is
     /// harmless: an mkfile result not recorded makes a repeated mkfile run the callback again.
-    /// (An attempt's outcome the outbox cannot record leaves its entry claimed until the lease
-    /// runs out, then it is delivered again: `OutboxWorker.attempt`.)
+    /// (An attempt's outcome the outbox cannot record leaves its entry claimed: a delivery is
+    /// recorded later by this process, a failure is attempted again after the lease:
+    /// `OutboxWorker.attempt`.)
     private func bookkeeping(_ what: String, _ write: () async throws -> Void) async {
         do {
             try await write()

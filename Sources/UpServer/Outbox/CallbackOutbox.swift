@@ -92,7 +92,8 @@ struct CallbackOutbox: Sendable {
                 return .failed(reason: entry.lastError ?? "callback failed")
             case .claimed(let owner, _) where owner == worker.owner && !inFlight.contains(id):
                 // This process's own claim with no attempt running: its outcome could not be
-                // recorded. It still holds the claim, so it attempts again itself.
+                // recorded. It still holds the claim, so it attempts again itself; a delivery
+                // the worker remembers is recorded, not sent again.
                 return await attemptNow(entry)
             case .pending, .claimed:
                 if let claimed = try await store.expedite(id, owner: worker.owner, now: clock.unixSeconds) {
