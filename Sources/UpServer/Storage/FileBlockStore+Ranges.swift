@@ -11,7 +11,7 @@ extension FileBlockStore: ByteRangeServing {
     /// See `ByteRangeServing.fileRange(of:range:)`: the blob's file itself (zero copies); nil for
     /// a blob kept as a row (`InlineBlobs`).
     public func fileRange(of blob: BlobID, range: Range<Int64>) throws -> FileRange? {
-        if try hasNoFile(blob) { return nil }
+        if try lengthWithoutFile(of: blob) != nil { return nil }
         return try Self.range(range, of: url(of: blob))
     }
 

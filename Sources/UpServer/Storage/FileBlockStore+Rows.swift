@@ -45,12 +45,12 @@ extension FileBlockStore {
         return try row(blob)
     }
 
-    /// Whether `blob` has no file (a row, or a name not yet written): what
-    /// ``bytesWithoutFile(of:)`` tells, without reading a row's bytes.
-    func hasNoFile(_ blob: BlobID) throws -> Bool {
-        if writers.withLock({ $0[blob] != nil }) { return false }
-        if unwritten.withLock({ $0[blob] != nil }) { return true }
-        return try io(blob) { try inline.length(of: blob) } != nil
+    /// The length of a blob that is not a file (a row, or a name not yet written: 0); nil when
+    /// it is a file, or unknown. ``bytesWithoutFile(of:)``'s answer without reading a row's bytes.
+    func lengthWithoutFile(of blob: BlobID) throws -> Int64? {
+        if writers.withLock({ $0[blob] != nil }) { return nil }
+        if unwritten.withLock({ $0[blob] != nil }) { return 0 }
+        return try io(blob) { try inline.length(of: blob) }
     }
 
     /// The row's bytes, if `blob` is a row.

@@ -166,10 +166,7 @@ public final class FileBlockStore: BlockStore {
 
     /// See `BlockStore.length(of:)`.
     public func length(of blob: BlobID) throws -> Int64 {
-        if writers.withLock({ $0[blob] == nil }) {
-            if unwritten.withLock({ $0[blob] != nil }) { return 0 }
-            if let length = try io(blob, { try inline.length(of: blob) }) { return length }
-        }
+        if let length = try lengthWithoutFile(of: blob) { return length }
         let handle = try open(blob, forWriting: false)
         defer { try? handle.close() }
         return try io(blob) { Int64(try handle.seekToEnd()) }
