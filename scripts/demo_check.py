@@ -72,7 +72,12 @@ def main():
           and stat.get("hash") == a.sdk_etag and stat.get("fsize") == size)
     check("the hash the callback carried == the official SDK's etag", record.get("hash") == a.sdk_etag)
     with open(a.file, "rb") as f:
-        check(f"the {size} bytes downloaded back equal the file", dl_status == 200 and body == f.read())
+        original = f.read()
+    same = dl_status == 200 and body == original
+    check(f"the {size} bytes downloaded back equal the file", same)
+    if not same:  # what came back instead, so a failed run says how it differed
+        first = next((i for i, (x, y) in enumerate(zip(body, original)) if x != y), min(len(body), size))
+        print(f"        download: status {dl_status}, {len(body)} bytes, first difference at byte {first}")
     if failures:
         print(f"demo: {len(failures)} check(s) failed", file=sys.stderr)
         return 1
