@@ -15,6 +15,7 @@ public struct RequestBodyStream: AsyncSequence, Sendable {
     fileprivate enum Source: Sendable {
         case bytes([UInt8])
         case connection(HTTPBodyPieces, limit: Int)
+        case stream(AsyncThrowingStream<[UInt8], any Error>)
     }
 
     private let source: Source
@@ -24,10 +25,15 @@ public struct RequestBodyStream: AsyncSequence, Sendable {
 
     init(pieces: HTTPBodyPieces, limit: Int) { source = .connection(pieces, limit: limit) }
 
+    /// A stream that yields the pieces of `stream` as they come, and throws what it throws: a
+    /// body produced in-process (a test playing a client that stalls or goes away mid-body).
+    public init(_ stream: AsyncThrowingStream<[UInt8], any Error>) { source = .stream(stream) }
+
     /// Reads pieces one at a time.
     public struct AsyncIterator: AsyncIteratorProtocol {
         private var pending: [UInt8]?
         private var connection: HTTPBodyPieces.AsyncIterator?
+        private var stream: AsyncThrowingStream<[UInt8], any Error>.AsyncIterator?
         private var limit: Int
         private var seen = 0
 
@@ -41,6 +47,10 @@ public struct RequestBodyStream: AsyncSequence, Sendable {
                 pending = nil
                 connection = pieces.makeAsyncIterator()
                 self.limit = limit
+            case .stream(let pieces):
+                pending = nil
+                stream = pieces.makeAsyncIterator()
+                limit = .max
             }
         }
 
@@ -50,6 +60,7 @@ public struct RequestBodyStream: AsyncSequence, Sendable {
                 pending = nil
                 return bytes
             }
+            if stream != nil { return try await stream?.next() }
             guard var iterator = connection else { return nil }
             let piece = try await iterator.next()
             connection = iterator

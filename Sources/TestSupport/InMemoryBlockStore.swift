@@ -18,6 +18,7 @@ public final class InMemoryBlockStore: BlockStore {
         var capacity: Int64?
         var afterInventory: (@Sendable () -> Void)?
         var appendSize = 256 << 10  // the default of `BlockStore.appendSize`, as FileBlockStore
+        var isShared = false
         var appended: [Int] = []
         var following = 0
     }
@@ -92,6 +93,13 @@ public final class InMemoryBlockStore: BlockStore {
     public var appendSize: Int {
         get { state.withLock { $0.appendSize } }
         set { state.withLock { $0.appendSize = newValue } }
+    }
+
+    /// See `BlockStore.isShared`: `false` (as FileBlockStore) unless a test plays S3 behind
+    /// several up-server instances.
+    public var isShared: Bool {
+        get { state.withLock { $0.isShared } }
+        set { state.withLock { $0.isShared = newValue } }
     }
 
     /// The byte count of every append that succeeded, in order.

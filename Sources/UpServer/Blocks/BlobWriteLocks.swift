@@ -10,7 +10,9 @@ import Synchronization
 /// qiniu-protocol.md §4.2: chunks of one block are strictly sequential, so a concurrent one is a
 /// client retry, not a queue).
 ///
-/// Several up-server nodes sharing one store need a lock the nodes share; this is not it.
+/// Several up-server nodes sharing one store need a lock the nodes share; this is not it. On
+/// such a store (`BlockStore.isShared`) a failed chunk therefore does not cut its block back
+/// (`BlockUploadRunner`): the retry may have been acknowledged on another node meanwhile.
 public final class BlobWriteLocks: Sendable {
     /// Creates an empty table.
     public init() {}

@@ -98,6 +98,14 @@ struct BlockUploadRunner: Sendable {
         switch undo {
         case .nothing:
             break
+        case .cutBack where store.isShared:
+            // Not on a store other nodes write to: this process's write lock does not cover
+            // them. A client that gave up on this request (its connection looked dead) retries
+            // on another node, which may have acknowledged this chunk and the next ones by now;
+            // cutting back to this request's offset would remove those acknowledged bytes. An
+            // unacknowledged tail of this request's own is removed by the next append at the
+            // acknowledged offset, or with the block by the sweep.
+            break
         case .cutBack(let offset):
             // While the write lock is still held, so the blob stays what the index says and a
             // full disk gets the space back at once, not at the next chunk.

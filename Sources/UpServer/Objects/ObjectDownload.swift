@@ -1,3 +1,4 @@
+import Basics
 import HTTPKit
 
 /// Builds the body of a download (`GET /download/…`, `GET /dl/…`) from an object's segments (its
@@ -46,13 +47,28 @@ struct ObjectDownload: Sendable {
             return .bytes(bytes)
         }
         if prime { try await reader.prime() }
-        return .stream(length: UInt64(wanted.count), source: StreamedDownload(reader: reader))
+        return .stream(length: UInt64(wanted.count), source: StreamedDownload(reader: reader, context: RequestContext.current))
     }
 }
 
 /// A `SegmentReader` as the source of a streamed response body.
 private struct StreamedDownload: ResponseBodySource {
     let reader: SegmentReader
-    func next() async throws -> [UInt8]? { try await reader.next() }
+    /// The download's request: the access-log line went out with the head (status 200), so a
+    /// store failure that later cuts the body short is logged here, or nowhere.
+    let context: RequestContext?
+
+    func next() async throws -> [UInt8]? {
+        do {
+            return try await reader.next()
+        } catch is CancellationError {
+            throw CancellationError()  // the client went away, or the server is stopping
+        } catch {
+            context?.logger.error(
+                "download cut short", ["reqid": .string(context?.requestID ?? ""), "reason": .string("\(error)")])
+            throw error
+        }
+    }
+
     func cancel() { reader.cancel() }
 }

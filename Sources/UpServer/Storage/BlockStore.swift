@@ -52,6 +52,11 @@ public protocol BlockStore: Sendable {
     /// and callers skip it (S3: a PUT is confirmed once stored; saves a round trip per block).
     /// `false` unless a store says otherwise.
     var writesAreDurable: Bool { get }
+    /// Whether other up-server instances write to this store too (S3 behind several nodes), so
+    /// this process's `BlobWriteLocks` do not cover every writer of a blob: a request another
+    /// node has completed may already have written past an offset this one still holds.
+    /// `false` (one process owns the store) unless a store says otherwise.
+    var isShared: Bool { get }
     /// Bytes a writer gathers before one ``append(_:to:at:)``: its buffer size (it holds two).
     /// Each append is one write call on a disk, but one PUT (and a LIST) on S3, where fewer,
     /// larger appends cost far less. 256 KiB unless a store says otherwise.
@@ -95,6 +100,9 @@ extension BlockStore {
     /// See ``BlockStore/writesAreDurable``: a store's confirmed writes need ``sync(_:)`` unless
     /// it says otherwise.
     public var writesAreDurable: Bool { false }
+
+    /// See ``BlockStore/isShared``: one process owns a store unless it says otherwise.
+    public var isShared: Bool { false }
 
     /// See ``BlockStore/appendSize``: 256 KiB unless a store says otherwise.
     public var appendSize: Int { BlobWriter.bufferLimit }

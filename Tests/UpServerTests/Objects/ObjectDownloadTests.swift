@@ -56,7 +56,7 @@ struct ObjectDownloadTests {
 
     /// The first piece is read before the head: a blob missing at the start is still a status
     /// (599); one missing later can only fail the stream, which the server turns into a cut
-    /// connection. `HEAD` reads nothing.
+    /// connection, logged as an error. `HEAD` reads nothing.
     @Test func aMissingBlobIsAStatusAtTheStartAndAFailedStreamLater() async throws {
         let harness = UpServerHarness { $0.publicBuckets = ["demo"] }
         let controller = ManagementControllerTests()
@@ -75,6 +75,11 @@ struct ObjectDownloadTests {
             while let piece = try await source.next() { received += piece }
         }
         #expect(received == first)  // every byte up to the missing blob
+        // The access-log line said 200 when the head went out; the cut is logged on its own.
+        let cut = harness.logs.capturedLines.filter { $0.contains("download cut short") }
+        #expect(cut.count == 1)
+        #expect(cut.first?.contains(#""level":"error""#) == true)
+        #expect(cut.first?.contains(blobs[1].hex) == true)
 
         try harness.store.remove(blobs[0])
         #expect(await harness.send(.get, "/dl/demo/k").status == 599)

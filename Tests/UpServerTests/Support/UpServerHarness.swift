@@ -23,14 +23,30 @@ struct UpServerHarness {
     let mac = HMACSHA1(key: Array(secretKey.utf8))
 
     init(_ configure: (inout UpServerConfiguration) -> Void = { _ in }) {
+        let clock = ManualClock(1_900_000_000)
+        self.init(
+            configure, index: InMemoryUpIndex(), store: InMemoryBlockStore(clock: clock), clock: clock,
+            callbacks: ScriptedCallbacks())
+    }
+
+    /// A second up-server instance beside `node`: the same index, blob store, clock and callback
+    /// script (one deployment behind a proxy), its own process state (write locks, caches).
+    init(sharingWith node: UpServerHarness) {
+        self.init(index: node.index, store: node.store, clock: node.clock, callbacks: node.callbacks)
+    }
+
+    private init(
+        _ configure: (inout UpServerConfiguration) -> Void = { _ in }, index: InMemoryUpIndex, store: InMemoryBlockStore,
+        clock: ManualClock, callbacks: ScriptedCallbacks
+    ) {
         var configuration = UpServerConfiguration(
             port: 9000, keys: [Self.accessKey: Self.secretKey], buckets: [Self.bucket, "other"],
             contextSecret: "test-context-secret-0123456789")
         configure(&configuration)
-        index = InMemoryUpIndex()
-        clock = ManualClock(1_900_000_000)
-        store = InMemoryBlockStore(clock: clock)
-        callbacks = ScriptedCallbacks()
+        self.index = index
+        self.clock = clock
+        self.store = store
+        self.callbacks = callbacks
         server = UpServer(
             configuration: configuration, stores: UpStores(blobs: store, index: index, outbox: index.outbox),
             callbacks: callbacks,
@@ -55,9 +71,12 @@ struct UpServerHarness {
 
     /// Sends one request through the router.
     func send(_ method: HTTPMethod, _ target: String, headers: HTTPHeaders = [:], body: [UInt8] = []) async -> Response {
-        await server.router.respond(
-            to: Request(method: method, target: target, headers: headers, body: body),
-            logger: Logger(label: "up-test", sink: logs))
+        await send(Request(method: method, target: target, headers: headers, body: body))
+    }
+
+    /// Sends `request` through the router (one whose body is a stream the test feeds).
+    func send(_ request: Request) async -> Response {
+        await server.router.respond(to: request, logger: Logger(label: "up-test", sink: logs))
     }
 
     /// `Authorization: UpToken <token>`.

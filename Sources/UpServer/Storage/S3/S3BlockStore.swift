@@ -105,6 +105,9 @@ public final class S3BlockStore: BlockStore {
     /// See `BlockStore.writesAreDurable`: S3 confirms a PUT once it is stored.
     public var writesAreDurable: Bool { true }
 
+    /// See `BlockStore.isShared`: every up-server instance of a deployment writes to the bucket.
+    public var isShared: Bool { true }
+
     /// See `BlockStore.appendSize`: every append is a PUT (the first of a request's body also a
     /// LIST), each with its own signing, connection work and the store's per-object costs;
     /// 512 KiB instead of 256 KiB makes half of them. The price is memory: a writer holds two
