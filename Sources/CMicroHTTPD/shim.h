@@ -7,6 +7,7 @@
 #include <netinet/in.h>
 #include <arpa/inet.h>
 #include <unistd.h>
+#include <sys/ioctl.h>
 #include <microhttpd.h>
 
 // Swift cannot call C variadic functions (MHD_start_daemon, MHD_get_daemon_info,
@@ -101,6 +102,15 @@ static inline int cmhd_peer_finished(int fd) {
         return 0;
     }
     return recv(fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT) == 0 ? 1 : 0;
+}
+
+/// Bytes received on `fd` that no read has taken yet (FIONREAD); 0 when none or on an error.
+static inline int cmhd_bytes_waiting(int fd) {
+    int count = 0;
+    if (fd < 0 || ioctl(fd, FIONREAD, &count) != 0) {
+        return 0;
+    }
+    return count;
 }
 
 /// Shuts both directions of a connection's socket down without closing it: MHD's own loop then

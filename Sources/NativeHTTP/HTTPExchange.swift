@@ -187,16 +187,27 @@ public final class HTTPExchange: Sendable {
     var wasAnsweredEarly: Bool { state.withLock { $0.answeredEarly } }
 
     private func take(_ piece: [UInt8]) -> Bool {
+        typealias Waiter = CheckedContinuation<[UInt8]?, any Error>
         var tooLarge: (@Sendable (InlineBody) -> Void)?
-        let (keepOpen, waiter) = state.withLock { s -> (Bool, CheckedContinuation<[UInt8]?, any Error>?) in
+        let (keepOpen, wake) = state.withLock { s -> (Bool, (Waiter, [UInt8])?) in
             s.receivedBytes += piece.count
             if s.responded {
                 s.discardedBytes += piece.count
                 return (s.discardedBytes <= buffering.discardLimit, nil)
             }
             if let waiter = s.waiter {
+                // A reader is parked, and waking it costs a thread switch or two. A piece is
+                // what one socket read brought (often 16 KiB), so while more of the body already
+                // waits in the socket (MHD reads it as soon as this returns) the piece is queued
+                // instead, up to `gatherLimit` bytes: a fraction of the wake-ups, no added wait.
+                if s.pieces.count + piece.count < buffering.gatherLimit && moreBytesWaiting() {
+                    s.pieces.append(piece)
+                    return (true, nil)
+                }
                 s.waiter = nil
-                return (true, waiter)
+                guard !s.pieces.isEmpty, let first = s.pieces.popFirst() else { return (true, (waiter, piece)) }
+                s.pieces.append(piece)
+                return (true, (waiter, first))
             }
             if var inline = s.inline {
                 s.inline = nil  // keeps `inline.body` uniquely referenced while it grows
@@ -215,22 +226,29 @@ public final class HTTPExchange: Sendable {
             }
             return (true, nil)
         }
-        waiter?.resume(returning: piece)
+        if let (waiter, first) = wake { waiter.resume(returning: first) }
         tooLarge?(.tooLarge)
         return keepOpen
     }
 
+    /// Whether more bytes of this connection wait in the socket (MHD's next read takes them).
+    private func moreBytesWaiting() -> Bool {
+        unsafe cmhd_bytes_waiting(cmhd_connection_fd(connection.pointer)) > 0
+    }
+
     /// Marks the body complete (MHD's final call).
     func finishBody() {
-        let (waiter, inline) = state.withLock { s -> (CheckedContinuation<[UInt8]?, any Error>?, InlineCollector?) in
+        let (waiter, gathered, inline) = state.withLock {
+            s -> (CheckedContinuation<[UInt8]?, any Error>?, [UInt8]?, InlineCollector?) in
             s.bodyFinished = true
             defer {
                 s.waiter = nil
                 s.inline = nil
             }
-            return (s.waiter, s.inline)
+            // A parked reader gets the pieces gathered for it (``take(_:)``) before the end.
+            return (s.waiter, s.waiter == nil ? nil : s.pieces.popFirst(), s.inline)
         }
-        waiter?.resume(returning: nil)
+        waiter?.resume(returning: gathered)
         if let inline { inline.completion(.complete(inline.body)) }
     }
 
@@ -253,8 +271,8 @@ public final class HTTPExchange: Sendable {
     /// MHD is done with the connection for this request (response sent, client gone, or daemon
     /// stopping). After this, nothing may touch `connection`.
     func connectionClosed() {
-        let (waiter, leftover, inline) = state.withLock {
-            s -> (CheckedContinuation<[UInt8]?, any Error>?, RawResponse?, InlineCollector?) in
+        let (waiter, gathered, leftover, inline) = state.withLock {
+            s -> (CheckedContinuation<[UInt8]?, any Error>?, [UInt8]?, RawResponse?, InlineCollector?) in
             s.closed = true
             s.suspended = false
             let leftover = s.pendingResponse
@@ -263,9 +281,10 @@ public final class HTTPExchange: Sendable {
                 s.waiter = nil
                 s.inline = nil
             }
-            return (s.waiter, leftover, s.inline)
+            return (s.waiter, s.waiter == nil ? nil : s.pieces.popFirst(), leftover, s.inline)
         }
-        waiter?.resume(throwing: HTTPExchangeError.connectionClosed)
+        // Pieces gathered for a parked reader come first; it meets the closed connection after.
+        if let gathered { waiter?.resume(returning: gathered) } else { waiter?.resume(throwing: HTTPExchangeError.connectionClosed) }
         if let leftover { Self.dispose(leftover) }
         inline?.completion(.connectionClosed)
     }
@@ -307,6 +326,8 @@ public final class HTTPExchange: Sendable {
 struct BodyBuffering: Sendable {
     var highWater: Int
     var lowWater: Int
+    /// Most bytes queued for a parked reader, while more wait in the socket, before it is woken.
+    var gatherLimit: Int
     var discardLimit: Int
 }
 

@@ -97,6 +97,7 @@ public final class MicroHTTPDServer: Sendable {
             buffering: BodyBuffering(
                 highWater: max(1, options.bodyHighWater),
                 lowWater: max(0, options.bodyHighWater / 4),
+                gatherLimit: min(128 << 10, max(1, options.bodyHighWater / 2)),
                 discardLimit: max(0, options.discardLimit)
             ),
             watchdog: ConnectionWatchdog(limitSeconds: options.headerTimeoutSeconds)

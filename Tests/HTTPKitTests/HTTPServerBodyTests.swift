@@ -1,3 +1,4 @@
+import Foundation
 import Basics
 import HTTPKit
 import Synchronization
@@ -71,6 +72,45 @@ import TestSupport
             #expect(fields.last == String(expected.value))
         }
         #expect(largestPiece.value <= 1 << 20)
+    }
+
+    /// A reader parked for the body is not woken for a piece while more bytes wait in the
+    /// socket (`HTTPExchange.take`): those pieces must still reach it when the body ends. A
+    /// second upload pipelined right behind the body keeps bytes waiting past its last piece.
+    /// (Broken once, the end of the body resuming the reader with nothing: this fails.)
+    @Test func bodiesPipelinedBackToBackArriveWhole() async throws {
+        var router = Router()
+        router.put("/upload", body: .stream(maxBytes: 8 << 20)) { request, _ in
+            var hash = FNV1a()
+            var total = 0
+            for try await piece in request.bodyStream {
+                hash.update(piece)
+                total += piece.count
+            }
+            return Response(body: Array("\(total) \(hash.value)".utf8))
+        }
+        try await withServer(router) { port, _, _ in
+            for size in [1, 1000, 40_000, 300_000] {
+                let bodies = [size, 200_000].map { count in (0..<count).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ count) } }
+                let expected = bodies.map { body in
+                    var hash = FNV1a()
+                    hash.update(body)
+                    return "\(body.count) \(hash.value)"
+                }
+                let answers = try await BlockingIO.run {
+                    let client = try TestHTTPClient(port: port)
+                    defer { client.close() }
+                    let heads = bodies.map { Array("PUT /upload HTTP/1.1\r\nHost: x\r\nContent-Length: \($0.count)\r\n\r\n".utf8) }
+                    // The first head alone, so its handler is parked for the body when it comes.
+                    try client.write(heads[0])
+                    Thread.sleep(forTimeInterval: 0.05)
+                    try client.write(bodies[0] + heads[1] + bodies[1])
+                    return [try client.readResponse(), try client.readResponse()]
+                }
+                #expect(answers.map(\.status) == [200, 200])
+                #expect(answers.map(\.text) == expected, "\(size) bytes")
+            }
+        }
     }
 
     @Test func streamedBodyOverLimitIs413() async throws {
