@@ -110,8 +110,8 @@ struct BlockUpload: Sendable, Equatable {
 
     /// The block's blob.
     let blob: BlobID
-    /// mkblk creates the row; bput advances it.
-    private let isNew: Bool
+    /// mkblk creates the row (in a blob no one else knows yet); bput advances it.
+    let isNew: Bool
     private var phase: Phase
 
     private init(blob: BlobID, isNew: Bool, phase: Phase) {

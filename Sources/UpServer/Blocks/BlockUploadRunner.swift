@@ -32,7 +32,7 @@ struct BlockUploadRunner: Sendable {
             default:
                 let event: BlockUpload.Event
                 do {
-                    event = try await perform(action, blob: machine.blob, body: body)
+                    event = try await perform(action, blob: machine.blob, isNew: machine.isNew, body: body)
                 } catch {
                     failure = error
                     event = .failed(superseded: Task.isCancelled)
@@ -42,16 +42,20 @@ struct BlockUploadRunner: Sendable {
         }
     }
 
-    private func perform(_ action: BlockUpload.Action, blob: BlobID, body: RequestBodyStream) async throws
+    private func perform(_ action: BlockUpload.Action, blob: BlobID, isNew: Bool, body: RequestBodyStream) async throws
         -> BlockUpload.Event
     {
         switch action {
         case .rewind(let from, let to, let crc32):
             return .rewound(try await blocks.rewindBlock(blob, from: from, to: to, crc32: crc32))
         case .write(let offset, let blockSize, let resumingCRC, let overflow):
-            let written = try await ingest.writer(
-                .chunk(of: blob, at: offset, blockSize: blockSize, overflow: overflow)
-            ).writeAll(body)
+            var target = BlobTarget.chunk(of: blob, at: offset, blockSize: blockSize, overflow: overflow)
+            if !isNew && ingest.store.isShared {
+                target.beforeFirstAppend = { [blocks] in
+                    try await Self.checkStillAt(offset, crc32: resumingCRC, of: blob, in: blocks)
+                }
+            }
+            let written = try await ingest.writer(target).writeAll(body)
             if written.count > 0 {
                 metrics.bytesReceived.increment(by: Double(written.count))
                 metrics.chunks.increment()
@@ -72,6 +76,21 @@ struct BlockUploadRunner: Sendable {
                 try await blocks.advanceBlock(blob, from: from, to: record.offset, crc32: record.crc32, sha1: record.sha1))
         case .reply, .undo:
             preconditionFailure("answers are not steps")
+        }
+    }
+
+    /// On a shared store, right before a chunk's first append (which cuts the blob back to
+    /// `offset`): refuses unless the index still has the block at `offset` with `crc32`. This
+    /// process's write lock does not cover the other instances, and a request that got its
+    /// bytes late (its client gave up on it and resent the chunk elsewhere) would otherwise cut
+    /// away chunks another instance has acknowledged since. It narrows the window to the time
+    /// between this read and the store's cut; it does not close it (docs/ARCHITECTURE.md).
+    private static func checkStillAt(_ offset: Int64, crc32: UInt32, of blob: BlobID, in blocks: any BlockIndex) async throws {
+        let row = try await blocks.block(blob)
+        guard let row, row.offset == offset, row.crc32 == crc32 else {
+            throw UpError(
+                .invalidContext,
+                detail: "block \(blob) moved on before this chunk was written (now at \(row.map { String($0.offset) } ?? "nothing"))")
         }
     }
 

@@ -307,6 +307,42 @@ struct MkblkBputTests {
     }
 }
 
+extension MkblkBputTests {
+    /// The same two nodes, but the stalled attempt gets its bytes only after the other node has
+    /// acknowledged the retry and the block's last chunk (they sat in its socket while it was
+    /// suspended). Its first append would cut the blob back to its offset before writing: on a
+    /// shared store it first checks that the index still has the block there, and refuses.
+    @Test func aStaleChunkWhoseBytesArriveLateOnAnotherNodeIsRefusedBeforeItWrites() async throws {
+        let first = UpServerHarness()
+        let second = UpServerHarness(sharingWith: first)
+        first.store.isShared = true
+        first.store.appendSize = 64  // so the late bytes make an append before the body ends
+        let token = first.token()
+        let data = V1Data.bytes(300)
+        let ctx = try #require(await first.mkblk(token, blockSize: 300, Array(data[0..<100])).json["ctx"] as? String)
+        let blob = try #require(try first.blob(of: ctx))
+
+        let (body, feed) = AsyncThrowingStream<[UInt8], any Error>.makeStream()
+        var request = Request(method: .post, target: "/bput/\(ctx)/100", headers: UpServerHarness.auth(token))
+        request.bodyStream = RequestBodyStream(body)
+        let stalled = Task { await second.send(request) }
+        while !second.server.writers.isHeld(blob) { await Task.yield() }
+
+        let retried = await first.bput(token, ctx: ctx, offset: 100, Array(data[100..<200]))
+        let next = try #require(retried.json["ctx"] as? String, "\(retried.text)")
+        let last = await first.bput(token, ctx: next, offset: 200, Array(data[200..<300]))
+        let lastCtx = try #require(last.json["ctx"] as? String, "\(last.text)")
+
+        feed.yield(Array(data[100..<200]))
+        feed.finish()
+        let stale = await stalled.value
+        #expect(stale.status == 701, "\(stale.text)")
+        #expect(try first.store.read(blob, range: 0..<300) == data)
+        #expect(await first.mkfile(token, V1Paths.mkfile(300, key: "k"), [lastCtx]).status == 200)
+        #expect(try await first.content(key: "k") == data)
+    }
+}
+
 /// A client that went away mid-body, as the body stream reports it.
 private struct HTTPExchangeErrorStandIn: Error {}
 
