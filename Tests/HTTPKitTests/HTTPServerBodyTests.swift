@@ -79,17 +79,7 @@ import TestSupport
     /// second upload pipelined right behind the body keeps bytes waiting past its last piece.
     /// (Broken once, the end of the body resuming the reader with nothing: this fails.)
     @Test func bodiesPipelinedBackToBackArriveWhole() async throws {
-        var router = Router()
-        router.put("/upload", body: .stream(maxBytes: 8 << 20)) { request, _ in
-            var hash = FNV1a()
-            var total = 0
-            for try await piece in request.bodyStream {
-                hash.update(piece)
-                total += piece.count
-            }
-            return Response(body: Array("\(total) \(hash.value)".utf8))
-        }
-        try await withServer(router) { port, _, _ in
+        try await withServer(Router.hashingUploads(maxBytes: 8 << 20)) { port, _, _ in
             for size in [1, 1000, 40_000, 300_000] {
                 let bodies = [size, 200_000].map { count in (0..<count).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ count) } }
                 let expected = bodies.map { body in

@@ -35,16 +35,6 @@ func fetch(
 }
 
 /// A cheap order-sensitive checksum (FNV-1a, 64-bit) so tests need no crypto module.
-struct FNV1a {
-    private(set) var value: UInt64 = 0xcbf2_9ce4_8422_2325
-    mutating func update(_ bytes: [UInt8]) {
-        for byte in bytes {
-            value ^= UInt64(byte)
-            value = value &* 0x0000_0100_0000_01B3
-        }
-    }
-}
-
 /// Shared mutable test state that escaping handler closures can capture.
 final class Locked<Value: Sendable>: Sendable {
     private let mutex: Mutex<Value>

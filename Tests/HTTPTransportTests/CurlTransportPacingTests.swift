@@ -1,6 +1,7 @@
 import Foundation
 import HTTPKit
 import HTTPTransport
+import TestSupport
 import Testing
 
 /// ``TransportRequest/maxSendBytesPerSecond``: the body goes out evenly at the rate (up-cli's

@@ -1,23 +1,14 @@
 import Foundation
 import HTTPKit
 import HTTPTransport
+import TestSupport
 import Testing
 
 /// File-region bodies and upload progress, for every ``TransportUnderTest``.
 @Suite struct CurlTransportUploadTests {
     /// A PUT route that hashes the body as it streams in and answers `"<count> <fnv>"`.
     static func hashingRouter() -> Router {
-        var router = Router()
-        router.put("/upload", body: .stream(maxBytes: 64 << 20)) { request, _ in
-            var hash = FNV1a()
-            var total = 0
-            for try await piece in request.bodyStream {
-                hash.update(piece)
-                total += piece.count
-            }
-            return Response(body: Array("\(total) \(hash.value)".utf8))
-        }
-        return router
+        Router.hashingUploads(maxBytes: 64 << 20)
     }
 
     @Test(arguments: TransportUnderTest.allCases)

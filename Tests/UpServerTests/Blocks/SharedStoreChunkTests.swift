@@ -1,0 +1,93 @@
+import HTTPKit
+import Testing
+import TestSupport
+import UpCore
+@testable import UpServer
+
+/// v1 chunks when several up-server instances share one store (S3 behind nginx, no
+/// stickiness): a client gives up on a chunk whose connection stalls and sends it again, the
+/// retry lands on the other instance, which acknowledges it and the block's last chunk, and only
+/// then does the stalled attempt fail or get its bytes. `BlobWriteLocks` covers one process
+/// only, so what the stalled attempt may still do to the blob is decided in `BlockUploadRunner`.
+@Suite("v1 chunks across instances")
+struct SharedStoreChunkTests {
+    /// Its failure must not cut the block back to its own offset: the bytes past it are
+    /// acknowledged (a cluster-demo run lost them so, and its download came back short).
+    @Test(arguments: [true, false])
+    func aStaleChunkFailingLateLeavesTheAcknowledgedBlockWhole(shared: Bool) async throws {
+        let nodes = try await StalledChunk(shared: shared)
+        nodes.feed.yield(Array(nodes.data[100..<150]))  // part of its chunk, then nothing
+        let lastCtx = try await nodes.retryAndFinishOnTheFirstNode()
+
+        nodes.feed.finish(throwing: ClientWentAway())
+        #expect(await nodes.stalled.value.status != 200)
+        if shared {
+            try await nodes.expectBlockWhole(lastCtx: lastCtx)
+        } else {
+            // One process owns the store and its write lock covers every writer, so a late
+            // failure may cut back (here it does: the cut back is what the shared case must skip).
+            #expect(try nodes.first.store.length(of: nodes.blob) == 100)
+        }
+    }
+
+    /// The stalled attempt gets its bytes only now (they sat in its socket while it was
+    /// suspended). Its first append would cut the blob back to its offset before writing: it
+    /// first checks that the index still has the block there, and refuses.
+    @Test func aStaleChunkWhoseBytesArriveLateIsRefusedBeforeItWrites() async throws {
+        let nodes = try await StalledChunk(shared: true, appendSize: 64)  // the late bytes make an append
+        let lastCtx = try await nodes.retryAndFinishOnTheFirstNode()
+
+        nodes.feed.yield(Array(nodes.data[100..<200]))
+        nodes.feed.finish()
+        let stale = await nodes.stalled.value
+        #expect(stale.status == 701, "\(stale.text)")
+        try await nodes.expectBlockWhole(lastCtx: lastCtx)
+    }
+}
+
+/// Two up-server nodes over one index and block store, a block of 300 bytes whose first 100
+/// are in, and a bput of 100..<200 on the second node whose body the test feeds (`feed`).
+private struct StalledChunk {
+    let first: UpServerHarness
+    let token: String
+    let data = V1Data.bytes(300)
+    let ctx: String
+    let blob: BlobID
+    let feed: AsyncThrowingStream<[UInt8], any Error>.Continuation
+    let stalled: Task<Response, Never>
+
+    init(shared: Bool, appendSize: Int? = nil) async throws {
+        first = UpServerHarness()
+        let second = UpServerHarness(sharingWith: first)
+        first.store.isShared = shared
+        if let appendSize { first.store.appendSize = appendSize }
+        token = first.token()
+        ctx = try #require(await first.mkblk(token, blockSize: 300, Array(data[0..<100])).json["ctx"] as? String)
+        blob = try #require(try first.blob(of: ctx))
+        let (body, feed) = AsyncThrowingStream<[UInt8], any Error>.makeStream()
+        self.feed = feed
+        var request = Request(method: .post, target: "/bput/\(ctx)/100", headers: UpServerHarness.auth(token))
+        request.bodyStream = RequestBodyStream(body)
+        stalled = Task { await second.send(request) }
+        while !second.server.writers.isHeld(blob) { await Task.yield() }
+    }
+
+    /// The client's retry of the chunk and the block's last chunk, both acknowledged by the
+    /// first node; returns the final ctx.
+    func retryAndFinishOnTheFirstNode() async throws -> String {
+        let retried = await first.bput(token, ctx: ctx, offset: 100, Array(data[100..<200]))
+        let next = try #require(retried.json["ctx"] as? String, "\(retried.text)")
+        let last = await first.bput(token, ctx: next, offset: 200, Array(data[200..<300]))
+        return try #require(last.json["ctx"] as? String, "\(last.text)")
+    }
+
+    /// The block holds all 300 bytes, and mkfile makes an object of them.
+    func expectBlockWhole(lastCtx: String) async throws {
+        #expect(try first.store.read(blob, range: 0..<300) == data)
+        #expect(await first.mkfile(token, V1Paths.mkfile(300, key: "k"), [lastCtx]).status == 200)
+        #expect(try await first.content(key: "k") == data)
+    }
+}
+
+/// A client that went away mid-body, as the body stream reports it.
+private struct ClientWentAway: Error {}
