@@ -2,8 +2,9 @@ internal import CMicroHTTPD
 import Dispatch
 import Synchronization
 
-/// Cuts connections that libmicrohttpd 0.9.75 would hold for a long time or for ever. Once a
-/// second it looks at every connection and shuts down (`shutdown(2)`, not `close`) the socket of:
+/// Cuts connections that libmicrohttpd 0.9.75 would hold for a long time or for ever. Every
+/// ``sweepInterval`` it looks at every connection and shuts down (`shutdown(2)`, not `close`)
+/// the socket of:
 ///
 /// 1. **A head that takes too long** — the slow-loris defence. MHD's
 ///    `MHD_OPTION_CONNECTION_TIMEOUT` is an *idle* timeout, so a client trickling one header byte
@@ -62,7 +63,13 @@ final class ConnectionWatchdog: Sendable {
     /// Connections cut so far because their client half-closed in the middle of a body.
     var abandonedBodies: Int { bodyCuts.load(ordering: .acquiring) }
 
-    /// Starts the once-a-second sweep.
+    /// Time between sweeps: a body whose client went away is cut 250–500 ms after its last
+    /// bytes (two sweeps). It was a second, which let a request whose client had given up on it
+    /// and sent the chunk again elsewhere run on for up to two (docs/ARCHITECTURE.md, "Past one
+    /// machine"); a sweep costs a lock and a `recv` peek per connection reading a body.
+    static let sweepInterval: Double = 0.25
+
+    /// Starts the sweeps.
     func start() {
         guard !running.exchange(true, ordering: .acquiringAndReleasing) else { return }
         scheduleSweep()
@@ -74,7 +81,7 @@ final class ConnectionWatchdog: Sendable {
     }
 
     private func scheduleSweep() {
-        DispatchQueue.global().asyncAfter(deadline: .now() + 1) { [weak self] in
+        DispatchQueue.global().asyncAfter(deadline: .now() + Self.sweepInterval) { [weak self] in
             guard let self, self.running.load(ordering: .acquiring) else { return }
             self.sweep(now: DispatchTime.now().uptimeNanoseconds)
             self.scheduleSweep()
