@@ -121,10 +121,12 @@ final class BlobSink: Sendable {
         if !store.writesAreDurable { try store.sync(blob) }
     }
 
-    /// Seals the current new blob: fsync (it is complete), and it becomes a segment.
+    /// Seals the current new blob: fsync (it is complete), and it becomes a segment. An empty
+    /// blob is synced whatever the store: S3 stores nothing for a blob before its first append,
+    /// and its sync is what stores an empty one.
     private func close(_ state: inout State) throws {
         guard let (blob, length) = state.current else { return }
-        try sync(blob)
+        if length == 0 { try store.sync(blob) } else { try sync(blob) }
         state.finished.append(Segment(blob: blob, length: length))
         state.current = nil
         state.following = false

@@ -17,7 +17,10 @@ import Basics
 /// `UpError(.insufficientStorage)` (503, retryable; see `InsufficientStorage`), and a failed
 /// `append` leaves the blob at `expectedOffset`, as if it had not been called.
 public protocol BlockStore: Sendable {
-    /// Creates an empty blob under a new random id.
+    /// Creates an empty blob under a new random id. A store may store nothing until the blob's
+    /// first ``append(_:to:at:)`` or ``sync(_:)`` (`S3BlockStore`: its first PUT is its first
+    /// chunk): no one else knows the id before then, and in this process the blob exists from
+    /// now (length 0, in ``inventory()``).
     ///
     /// - Throws: `BlockStoreError.io`; `UpError(.insufficientStorage)` on a full disk.
     func create() throws -> BlobID

@@ -96,13 +96,15 @@ struct BlockStoreContractTests {
 
     /// On S3 that saving is the point: one PUT per following piece, where a checked append
     /// lists the blob's chunks first.
-    @Test func onS3AFollowingAppendIsOnePutAndACheckedOneListsFirst() async throws {
+    @Test func onS3AFirstOrFollowingAppendIsOnePutAndACheckedOneListsFirst() async throws {
         let directory = TemporaryDirectory()
         defer { directory.remove() }
         let transport = CountingTransport(try CurlTransport())
         let store = try await s3BlockStore(directory, transport: transport)
+        transport.methods = []
         let blob = try await BlockingIO.run { try store.create() }
-        _ = try await BlockingIO.run { try store.append([1, 2], to: blob, at: 0) }  // the fresh blob's first: no LIST
+        _ = try await BlockingIO.run { try store.append([1, 2], to: blob, at: 0) }
+        #expect(transport.methods == ["PUT"])  // create() stores nothing; the first append is one PUT
         transport.methods = []
         _ = try await BlockingIO.run { try store.appendFollowing([3, 4], to: blob, at: 2) }
         #expect(transport.methods == ["PUT"])
@@ -110,6 +112,17 @@ struct BlockStoreContractTests {
         _ = try await BlockingIO.run { try store.append([5], to: blob, at: 4) }
         #expect(transport.methods.first == "GET" && transport.methods.last == "PUT")  // list, (delete,) put
         #expect(try await BlockingIO.run { try store.read(blob, range: 0..<5) } == [1, 2, 3, 4, 5])
+
+        // An empty blob exists for other instances once synced (BlobSink syncs every empty blob
+        // it seals); before, only in the process that made it.
+        let other = S3BlockStore(client: store.client)
+        try await BlockingIO.run {
+            let empty = try store.create()
+            #expect(try store.length(of: empty) == 0)
+            #expect(throws: BlockStoreError.notFound(empty)) { _ = try other.length(of: empty) }
+            try store.sync(empty)
+            #expect(try other.length(of: empty) == 0)
+        }
     }
 
     @Test(arguments: BlobStoreKind.allCases)

@@ -34,7 +34,10 @@ struct S3BlockStoreTests {
             endpoint: "http://127.0.0.1:\(port)", bucket: "upgate",
             credentials: S3Credentials(accessKeyId: "k", secretAccessKey: "s"), requestTimeout: .seconds(2))
         let store = S3BlockStore(client: try S3Client(settings: settings, transport: try CurlTransport()))
-        let error = await #expect(throws: S3Error.self) { try await BlockingIO.run { try store.create() } }
+        // create() stores nothing: a blob's first append is its first request.
+        let error = await #expect(throws: S3Error.self) {
+            try await BlockingIO.run { try store.append([1], to: try store.create(), at: 0) }
+        }
         #expect(error.map { StoreUnavailable.isUnavailable($0) } == true)
         #expect(UpError(.storeUnavailable).responseHeaders["Retry-After"] == "5")
     }
@@ -46,7 +49,10 @@ struct S3BlockStoreTests {
         let settings = S3Settings(
             endpoint: "https://s3.example.test", bucket: "upgate", credentials: S3Credentials(accessKeyId: "k", secretAccessKey: "s"))
         let store = S3BlockStore(client: try S3Client(settings: settings, transport: BadDigestTransport()))
-        let error = await #expect(throws: S3Error.self) { try await BlockingIO.run { try store.create() } }
+        // create() stores nothing: a blob's first append is its first request.
+        let error = await #expect(throws: S3Error.self) {
+            try await BlockingIO.run { try store.append([1], to: try store.create(), at: 0) }
+        }
         #expect(error?.kind == .damagedInTransit)
         #expect(error.map { StoreUnavailable.isUnavailable($0) } == true)
     }

@@ -1,3 +1,4 @@
+import Basics
 import HTTPTransport
 public import ObjectStorage
 import Synchronization
@@ -22,22 +23,24 @@ import Synchronization
 /// long before the new chunk goes in; a failed PUT leaves it so. A gap in the chain of chunks
 /// means acknowledged bytes are gone: `BlockStoreError.missingBytes`, never papered over.
 ///
-/// Round trips: an append lists the blob's chunks first, except the first append to a blob this
-/// process has just created (``create()`` remembers it): no one else knows a new blob's id
-/// before that append is answered, so nothing can lie past its empty chunk. A small upload's
-/// first chunk is then one PUT, not a LIST and a PUT. The later appends of one request body
-/// come through ``appendFollowing(_:to:at:)`` and are one PUT each too. And a confirmed PUT is
-/// durable, so callers skip ``sync(_:)`` (``writesAreDurable``).
+/// Round trips: ``create()`` stores nothing. No one else knows a new blob's id before its first
+/// append is answered, so the blob lives in this process's memory (``unwritten``: length 0,
+/// listed by ``inventory()``) until its first append, which is its first PUT: a small upload's
+/// blob is one PUT, not an empty PUT, then a PUT (and no LIST). ``sync(_:)`` stores an empty
+/// blob that never got an append. Every other append lists the blob's chunks first; the later
+/// appends of one request body come through ``appendFollowing(_:to:at:)`` and are one PUT each.
+/// And a confirmed PUT is durable, so callers skip ``sync(_:)`` (``writesAreDurable``) except
+/// for an empty blob.
 ///
 /// Every S3 failure surfaces as the `S3Error` itself; the error boundary answers a store that
 /// does not answer (`S3Error.isRetryable`) with 503 and `Retry-After` (`StoreUnavailable`).
 public final class S3BlockStore: BlockStore {
     /// The bucket's client.
     public let client: S3Client
-    /// Blobs ``create()`` made whose first append has not run yet: they hold only the empty
-    /// chunk at offset 0. Forgetting one only costs a LIST; past ``freshLimit`` all are forgotten.
-    private let fresh = Mutex(Set<BlobID>())
-    private static let freshLimit = 4096
+    /// Blobs ``create()`` made that nothing has been stored for yet, with when they were made
+    /// (their ``inventory()`` date). One leaves at its first append, ``sync(_:)`` or
+    /// ``remove(_:)``, so the table holds the blobs of the requests in flight.
+    private let unwritten = Mutex([BlobID: Double]())
 
     /// A store in `client`'s bucket. Downloads stream from it (``pieceReader(of:range:size:)``):
     /// nothing is staged on a local disk.
@@ -90,16 +93,31 @@ public final class S3BlockStore: BlockStore {
         return (all, S3BlobChunk.chainLength(all))
     }
 
-    /// See `BlockStore.create()`.
+    /// See `BlockStore.create()`: nothing is stored until the blob's first append (or a
+    /// ``sync(_:)``); until then the blob is this process's alone.
     public func create() throws -> BlobID {
         let blob = BlobID.random()
-        let client = self.client
-        _ = try BlockingAsync.run { try await client.putObject(Self.chunkKey(blob, at: 0), body: .bytes([])) }
-        fresh.withLock { fresh in
-            if fresh.count >= Self.freshLimit { fresh.removeAll() }
-            fresh.insert(blob)
-        }
+        let now = SystemClock().now()
+        unwritten.withLock { $0[blob] = now }
         return blob
+    }
+
+    /// Whether `blob` was made by ``create()`` and nothing has been stored for it yet.
+    private func isUnwritten(_ blob: BlobID) -> Bool { unwritten.withLock { $0[blob] != nil } }
+
+    /// Stores `bytes` as the unwritten `blob`'s first chunk (empty: the blob exists, empty);
+    /// `false` if the blob is not unwritten. On failure it stays unwritten.
+    private func storeFirst(_ bytes: [UInt8], of blob: BlobID, at expectedOffset: Int64) throws -> Bool {
+        guard let made = unwritten.withLock({ $0.removeValue(forKey: blob) }) else { return false }
+        do {
+            guard expectedOffset == 0 else { throw BlockStoreError.missingBytes(blob, expected: expectedOffset, actual: 0) }
+            let client = self.client
+            _ = try BlockingAsync.run { try await client.putObject(Self.chunkKey(blob, at: 0), body: .bytes(bytes)) }
+            return true
+        } catch {
+            unwritten.withLock { $0[blob] = made }
+            throw error
+        }
     }
 
     /// See `BlockStore.writesAreDurable`: S3 confirms a PUT once it is stored.
@@ -118,14 +136,7 @@ public final class S3BlockStore: BlockStore {
 
     /// See `BlockStore.append(_:to:at:)`.
     public func append(_ bytes: [UInt8], to blob: BlobID, at expectedOffset: Int64) throws -> Int64 {
-        let untouched = fresh.withLock { $0.remove(blob) } != nil
-        if untouched && expectedOffset == 0 {
-            let client = self.client
-            if !bytes.isEmpty {
-                _ = try BlockingAsync.run { try await client.putObject(Self.chunkKey(blob, at: 0), body: .bytes(bytes)) }
-            }
-            return Int64(bytes.count)
-        }
+        if try storeFirst(bytes, of: blob, at: expectedOffset) { return Int64(bytes.count) }
         let (chunks, length) = try chain(of: blob)
         guard length >= expectedOffset else {
             throw BlockStoreError.missingBytes(blob, expected: expectedOffset, actual: length)
@@ -161,22 +172,24 @@ public final class S3BlockStore: BlockStore {
     /// time, so the chain still ends there. A PUT that fails leaves the blob at `offset` (or, if
     /// S3 stored it but the answer was lost, with a tail the next listing append removes).
     public func appendFollowing(_ bytes: [UInt8], to blob: BlobID, at offset: Int64) throws -> Int64 {
-        fresh.withLock { _ = $0.remove(blob) }
+        if try storeFirst(bytes, of: blob, at: offset) { return Int64(bytes.count) }
         guard !bytes.isEmpty else { return offset }
         let client = self.client
         _ = try BlockingAsync.run { try await client.putObject(Self.chunkKey(blob, at: offset), body: .bytes(bytes)) }
         return offset + Int64(bytes.count)
     }
 
-    /// See `BlockStore.sync(_:)`: a chunk is durable once S3 confirmed its PUT, so this only
-    /// checks that the blob exists.
+    /// See `BlockStore.sync(_:)`: a chunk is durable once S3 confirmed its PUT, so this stores
+    /// an empty blob nothing was appended to yet, or checks that the blob exists.
     public func sync(_ blob: BlobID) throws {
+        if try storeFirst([], of: blob, at: 0) { return }
         _ = try chain(of: blob)
     }
 
     /// See `BlockStore.length(of:)`.
     public func length(of blob: BlobID) throws -> Int64 {
-        try chain(of: blob).length
+        if isUnwritten(blob) { return 0 }
+        return try chain(of: blob).length
     }
 
     /// See `BlockStore.read(_:range:)`.
@@ -190,7 +203,7 @@ public final class S3BlockStore: BlockStore {
     /// is fetched with a ranged GET and its body handed on as it arrives, in pieces of at most
     /// `size` bytes.
     public func forEachChunk(of blob: BlobID, range: Range<Int64>?, size: Int, _ body: ([UInt8]) throws -> Void) throws {
-        let (chunks, length) = try chain(of: blob)
+        let (chunks, length) = isUnwritten(blob) ? ([], 0) : try chain(of: blob)
         let range = range ?? 0..<length
         guard range.lowerBound >= 0, range.upperBound <= length else {
             throw BlockStoreError.outOfRange(blob, requested: range, length: length)
@@ -213,7 +226,7 @@ public final class S3BlockStore: BlockStore {
 
     /// See `BlockStore.remove(_:)`.
     public func remove(_ blob: BlobID) throws {
-        fresh.withLock { _ = $0.remove(blob) }
+        unwritten.withLock { _ = $0.removeValue(forKey: blob) }
         let keys = try chunks(of: blob).map(\.key)
         guard !keys.isEmpty else { return }
         let client = self.client
@@ -222,7 +235,7 @@ public final class S3BlockStore: BlockStore {
     }
 
     /// See `BlockStore.inventory()`: a blob's time is the newest `LastModified` of its chunk
-    /// objects (each append writes one).
+    /// objects (each append writes one); an unwritten blob's, when ``create()`` made it.
     public func inventory() throws -> [ListedBlob] {
         let client = self.client
         return try BlockingAsync.run {
@@ -236,6 +249,7 @@ public final class S3BlockStore: BlockStore {
                 }
                 token = page.continuationToken
             } while token != nil
+            for (blob, made) in self.unwritten.withLock({ $0 }) where newest[blob] == nil { newest[blob] = made }
             return newest.map { ListedBlob(id: $0.key, modifiedAt: $0.value) }.sorted { $0.id < $1.id }
         }
     }
