@@ -51,7 +51,7 @@ struct BlockUploadRunner: Sendable {
         case .write(let offset, let blockSize, let resumingCRC, let overflow):
             var target = BlobTarget.chunk(of: blob, at: offset, blockSize: blockSize, overflow: overflow)
             if !isNew && ingest.store.isShared {
-                target.beforeFirstAppend = { [blocks] in
+                target.beforeAppend = { [blocks] in
                     try await Self.checkStillAt(offset, crc32: resumingCRC, of: blob, in: blocks)
                 }
             }
@@ -79,12 +79,13 @@ struct BlockUploadRunner: Sendable {
         }
     }
 
-    /// On a shared store, right before a chunk's first append (which cuts the blob back to
-    /// `offset`): refuses unless the index still has the block at `offset` with `crc32`. This
-    /// process's write lock does not cover the other instances, and a request that got its
-    /// bytes late (its client gave up on it and resent the chunk elsewhere) would otherwise cut
-    /// away chunks another instance has acknowledged since. It narrows the window to the time
-    /// between this read and the store's cut; it does not close it (docs/ARCHITECTURE.md).
+    /// On a shared store, right before each append of a chunk: refuses unless the index still
+    /// has the block at the chunk's `offset` with `crc32` (the row moves only when a chunk ends).
+    /// This process's write lock does not cover the other instances, and a request whose client
+    /// gave up on it and resent the chunk elsewhere may still be reading bytes from its socket:
+    /// its first append would cut away chunks the other instance has acknowledged since, a later
+    /// one write over them. It narrows the window to the time between this read and the store's
+    /// write; it does not close it (docs/ARCHITECTURE.md). One index read per append (512 KiB).
     private static func checkStillAt(_ offset: Int64, crc32: UInt32, of blob: BlobID, in blocks: any BlockIndex) async throws {
         let row = try await blocks.block(blob)
         guard let row, row.offset == offset, row.crc32 == crc32 else {
@@ -123,8 +124,10 @@ struct BlockUploadRunner: Sendable {
             // on another node, which may have acknowledged this chunk and the next ones by now;
             // cutting back to this request's offset would remove those acknowledged bytes. An
             // unacknowledged tail of this request's own is removed by the next append at the
-            // acknowledged offset, or with the block by the sweep.
-            break
+            // acknowledged offset, or with the block by the sweep. The block's running SHA-1 here
+            // covers this request's bytes: forgotten, so a later chunk on this node rehashes
+            // what the store holds instead of trusting bytes no one acknowledged.
+            hashes.remove(blob)
         case .cutBack(let offset):
             // While the write lock is still held, so the blob stays what the index says and a
             // full disk gets the space back at once, not at the next chunk.

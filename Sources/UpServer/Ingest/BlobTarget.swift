@@ -36,9 +36,9 @@ struct BlobTarget: Sendable {
     /// `Content-Length`; a form's covers the other fields too): sizes the writer's buffers only,
     /// so a 20 KiB upload does not take two 256 KiB buffers. Never checked: `limit` is the rule.
     var expectedBytes: Int64?
-    /// Runs once, before the body's first bytes go to the store, and may refuse them by
-    /// throwing (a bput on a shared store checks the block has not moved on, `BlockUploadRunner`).
-    var beforeFirstAppend: (@Sendable () async throws -> Void)?
+    /// Runs before each append of the body's bytes and may refuse them by throwing (a bput on a
+    /// shared store checks that its block has not moved on, `BlockUploadRunner`).
+    var beforeAppend: (@Sendable () async throws -> Void)?
 
     /// The most bytes this body can bring: `limit`, or less when the request said so.
     var bound: Int64 { min(limit, expectedBytes ?? .max) }

@@ -100,7 +100,7 @@ final class BlobWriter {
     /// chunk of a few KiB) makes just that one.
     func finish() async throws -> BlobWritten {
         try await settleThrowing()
-        if flushed == 0 && !buffer.isEmpty { try await target.beforeFirstAppend?() }
+        if !buffer.isEmpty { try await target.beforeAppend?() }
         let last = buffer
         buffer = []
         flushed += Int64(last.count)
@@ -134,7 +134,7 @@ final class BlobWriter {
     private func flush(closing: Bool) async throws {
         try await settleThrowing()
         guard !buffer.isEmpty else { return }
-        if flushed == 0 { try await target.beforeFirstAppend?() }
+        try await target.beforeAppend?()
         let handoff = Handoff(buffer)
         buffer = spare
         spare = []

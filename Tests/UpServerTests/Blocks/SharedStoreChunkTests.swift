@@ -43,6 +43,26 @@ struct SharedStoreChunkTests {
         #expect(stale.status == 701, "\(stale.text)")
         try await nodes.expectBlockWhole(lastCtx: lastCtx)
     }
+
+    /// Its first bytes went in before the other node moved on, the rest arrive after, and they
+    /// differ (the file changed between the attempts). Its next append would write over
+    /// acknowledged bytes: it checks the block's row first, and refuses.
+    @Test func aStaleChunkStillWritingStopsAtItsNextAppend() async throws {
+        let nodes = try await StalledChunk(shared: true, appendSize: 64)
+        let changed = [UInt8](repeating: 0, count: 100)
+        nodes.feed.yield(Array(changed[0..<64]))
+        let deadline = ContinuousClock.now + .seconds(10)
+        while try nodes.first.store.length(of: nodes.blob) != 164, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(1))
+        }
+        let lastCtx = try await nodes.retryAndFinishOnTheFirstNode()
+
+        nodes.feed.yield(Array(changed[64...]))
+        nodes.feed.finish()
+        let stale = await nodes.stalled.value
+        #expect(stale.status == 701, "\(stale.text)")
+        try await nodes.expectBlockWhole(lastCtx: lastCtx)
+    }
 }
 
 /// Two up-server nodes over one index and block store, a block of 300 bytes whose first 100
