@@ -38,6 +38,10 @@ public final class HTTPExchange: Sendable {
         var stream: StreamedBody?
         /// The daemon is stopping: a streamed body queued from now on is cut at once.
         var streamAborted = false
+
+        /// The first of the pieces gathered for a parked reader (``HTTPExchange/take(_:)``),
+        /// taken from the queue; nil when no reader is parked.
+        mutating func takeGathered() -> [UInt8]? { waiter == nil ? nil : pieces.popFirst() }
     }
 
     /// A body being collected on the worker thread, and who gets it.
@@ -245,8 +249,8 @@ public final class HTTPExchange: Sendable {
                 s.waiter = nil
                 s.inline = nil
             }
-            // A parked reader gets the pieces gathered for it (``take(_:)``) before the end.
-            return (s.waiter, s.waiter == nil ? nil : s.pieces.popFirst(), s.inline)
+            // A parked reader gets the pieces gathered for it before the end.
+            return (s.waiter, s.takeGathered(), s.inline)
         }
         waiter?.resume(returning: gathered)
         if let inline { inline.completion(.complete(inline.body)) }
@@ -281,7 +285,7 @@ public final class HTTPExchange: Sendable {
                 s.waiter = nil
                 s.inline = nil
             }
-            return (s.waiter, s.waiter == nil ? nil : s.pieces.popFirst(), leftover, s.inline)
+            return (s.waiter, s.takeGathered(), leftover, s.inline)
         }
         // Pieces gathered for a parked reader come first; it meets the closed connection after.
         if let gathered { waiter?.resume(returning: gathered) } else { waiter?.resume(throwing: HTTPExchangeError.connectionClosed) }
