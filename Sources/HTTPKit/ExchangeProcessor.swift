@@ -19,6 +19,8 @@ final class ExchangeProcessor: Sendable {
     private let current: Mutex<(router: Router, pipeline: ResponsePipeline)>
     let logger: Logger
     let handlerTimeout: Duration
+    /// The deadlines of the handlers running in tasks.
+    let deadlines = HandlerDeadlines()
     /// The server's own pieces (its observer), inside the router's.
     private let extra: [any Middleware]
     /// Who the client is, from the peer address and the headers (trusted proxies).
@@ -90,7 +92,7 @@ final class ExchangeProcessor: Sendable {
             if let handler = route.syncHandler {
                 runInline(route, handler, request: request, exchange: exchange, reply: reply, pipeline: pipeline)
             } else {
-                Task { await self.run(route, request: request, exchange: exchange, reply: reply, pipeline: pipeline) }
+                runInTask(route, request: request, exchange: exchange, reply: reply, pipeline: pipeline)
             }
         }
     }
@@ -137,13 +139,35 @@ final class ExchangeProcessor: Sendable {
         }
     }
 
-    private func run(
+    /// Any other route: body and handler in a task, whose deadline (``HandlerDeadlines``)
+    /// answers 503 and cancels it if the handler has not answered by then.
+    private func runInTask(
         _ route: Route, request: Request, exchange: HTTPExchange, reply: Reply, pipeline: ResponsePipeline
-    ) async {
+    ) {
         let routeName = route.pattern.description
         let context = RequestContext(requestID: request.requestID, logger: logger, route: routeName)
+        let ticket = deadlines.reserve()
+        let task = Task {
+            await self.run(route, request: request, exchange: exchange, reply: reply, pipeline: pipeline, context: context)
+            self.deadlines.end(ticket)
+        }
+        let logger = self.logger
+        deadlines.arm(ticket, after: route.timeout ?? handlerTimeout) {
+            task.cancel()
+            if reply.send(.rendering(HTTPError.timedOut), route: routeName, fields: context.logFields) {
+                logger.warning("handler timed out", ["reqid": .string(request.requestID), "route": .string(routeName)])
+            }
+        }
+    }
+
+    private func run(
+        _ route: Route, request: Request, exchange: HTTPExchange, reply: Reply, pipeline: ResponsePipeline,
+        context: RequestContext
+    ) async {
+        let routeName = context.route
         let pieces = exchange.body
-        let work = Task { () async throws -> Response in
+        let result: Result<Response, any Error>
+        do {
             var request = request
             switch route.body {
             case .collect(let limit):
@@ -152,18 +176,11 @@ final class ExchangeProcessor: Sendable {
             case .stream(let limit):
                 request.bodyStream = RequestBodyStream(pieces: pieces, limit: limit)
             }
-            return try await RequestContext.$current.withValue(context) { try await route.handler(request, context) }
+            let response = try await RequestContext.$current.withValue(context) { try await route.handler(request, context) }
+            result = .success(response)
+        } catch {
+            result = .failure(error)
         }
-        let timeout = route.timeout ?? handlerTimeout
-        let timer = Task {
-            try await Task.sleep(for: timeout)
-            work.cancel()
-            if reply.send(.rendering(HTTPError.timedOut), route: routeName, fields: context.logFields) {
-                self.logger.warning("handler timed out", ["reqid": .string(request.requestID), "route": .string(routeName)])
-            }
-        }
-        let result = await work.result
-        timer.cancel()
         switch result {
         case .success(let response):
             reply.send(response, route: routeName, fields: context.logFields)
@@ -171,8 +188,8 @@ final class ExchangeProcessor: Sendable {
             // The client went away mid-body; nobody will read an answer, but log the request.
             reply.send(.error(status: 400, message: "request body incomplete"), route: routeName, fields: context.logFields)
             logger.info("request body incomplete", ["reqid": .string(request.requestID), "reason": .string("\(error)")])
-        case .failure(let error) where error is CancellationError && work.isCancelled:
-            // The handler timed out: the timer has answered 503 and logged it (warning); the
+        case .failure(let error) where error is CancellationError && Task.isCancelled:
+            // The handler timed out: its deadline has answered 503 and logged it (warning); the
             // cancellation the handler then ends with is no failure of its own to log again.
             break
         case .failure(let error):
