@@ -12,8 +12,8 @@ import Synchronization
 ///
 /// Several up-server nodes sharing one store need a lock the nodes share; this is not it. On
 /// such a store (`BlockStore.isShared`) a failed chunk therefore does not cut its block back,
-/// and a chunk checks the block's row before each append (`BlockUploadRunner`): the retry may
-/// have been acknowledged on another node meanwhile.
+/// a chunk checks the block's row before each append (the retry may have been acknowledged on
+/// another node meanwhile), and the blob after its last (`BlockUploadRunner`).
 public final class BlobWriteLocks: Sendable {
     /// Creates an empty table.
     public init() {}

@@ -56,6 +56,9 @@ struct BlockUploadRunner: Sendable {
                 }
             }
             let written = try await ingest.writer(target).writeAll(body)
+            if !isNew && ingest.store.isShared {
+                try await Self.checkWhole(blob, through: offset + Int64(written.count), in: ingest.store)
+            }
             if written.count > 0 {
                 metrics.bytesReceived.increment(by: Double(written.count))
                 metrics.chunks.increment()
@@ -92,6 +95,25 @@ struct BlockUploadRunner: Sendable {
             throw UpError(
                 .invalidContext,
                 detail: "block \(blob) moved on before this chunk was written (now at \(row.map { String($0.offset) } ?? "nothing"))")
+        }
+    }
+
+    /// On a shared store, after a chunk's last append and before the index acknowledges it:
+    /// refuses (503, the client sends the chunk again) unless the blob still reaches `end`.
+    /// A stalled attempt of the same chunk on another instance passes its check before each
+    /// append while this one is still writing (the row moves only when a chunk ends), and its
+    /// first append clears whatever lies past the chunk's offset (S3 keeps each append as an
+    /// object, and a failed try's leftovers must go): objects this request had already written.
+    /// Its own write puts back the first of them, so the blob then has a hole, and `length`,
+    /// which counts the contiguous chunks from 0, stops short of `end`. The resent chunk's first
+    /// append clears both attempts' objects and writes the chunk whole. One LIST per bput.
+    private static func checkWhole(_ blob: BlobID, through end: Int64, in store: any BlockStore) async throws {
+        let stored = try await BlockingWork.run { try store.length(of: blob) }
+        guard stored >= end else {
+            throw UpError(
+                .storeUnavailable,
+                detail: "block \(blob) reaches \(stored) of \(end) bytes after this chunk: another instance's attempt at "
+                    + "the same chunk removed part of it; send the chunk again")
         }
     }
 

@@ -63,6 +63,57 @@ struct SharedStoreChunkTests {
         #expect(stale.status == 701, "\(stale.text)")
         try await nodes.expectBlockWhole(lastCtx: lastCtx)
     }
+
+    /// On S3, a stalled attempt's first append clears the objects past the chunk's offset (a
+    /// failed try's leftovers must go), and its check before that append passes while the
+    /// client's retry of the same chunk is still being written on the other node (the row moves
+    /// only when a chunk ends): it removes objects of the retry. The retry must not be
+    /// acknowledged over the hole; it is refused (503), and sent again the chunk is stored whole.
+    @Test func aRetryWhoseObjectsAStaleAttemptClearedIsNotAcknowledged() async throws {
+        let directory = TemporaryDirectory()
+        let store = try await s3BlockStore(directory)
+        let first = UpServerHarness(blobs: store)
+        let second = UpServerHarness(sharingWith: first)
+        let token = first.token()
+        let kib = 1024, size = 3 << 20, chunk = 100 * kib..<(100 * kib + (2 << 20))
+        let data = V1Data.bytes(size)
+        let ctx = try #require(await first.mkblk(token, blockSize: size, Array(data[0..<chunk.lowerBound])).json["ctx"] as? String)
+        let blob = try #require(try first.blob(of: ctx))
+        func bput(on node: UpServerHarness) -> (Task<Response, Never>, AsyncThrowingStream<[UInt8], any Error>.Continuation) {
+            let (body, feed) = AsyncThrowingStream<[UInt8], any Error>.makeStream()
+            var request = Request(method: .post, target: "/bput/\(ctx)/\(chunk.lowerBound)", headers: UpServerHarness.auth(token))
+            request.bodyStream = RequestBodyStream(body)
+            return (Task { await node.send(request) }, feed)
+        }
+        func waitForLength(_ length: Int64) async throws {
+            let deadline = ContinuousClock.now + .seconds(20)
+            while try store.length(of: blob) != length, ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(5))
+            }
+            #expect(try store.length(of: blob) == length)
+        }
+
+        let (retry, retryFeed) = bput(on: first)
+        retryFeed.yield(Array(data[chunk.lowerBound..<(chunk.lowerBound + (1 << 20))]))  // two 512 KiB objects
+        try await waitForLength(Int64(chunk.lowerBound + (1 << 20)))
+        let (stale, staleFeed) = bput(on: second)
+        staleFeed.yield(Array(data[chunk.lowerBound..<(chunk.lowerBound + 512 * kib)]))  // its first append
+        try await waitForLength(Int64(chunk.lowerBound + 512 * kib))  // the retry's second object is gone
+        retryFeed.yield(Array(data[(chunk.lowerBound + (1 << 20))..<chunk.upperBound]))
+        retryFeed.finish()
+        let answer = await retry.value
+        #expect(answer.status == 503, "\(answer.status) \(answer.text)")
+        staleFeed.finish(throwing: ClientWentAway())
+        #expect(await stale.value.status != 200)
+
+        // The client goes on as the answer says: with the next chunk after a 200, else sends it again.
+        let acknowledged = answer.status == 200 ? answer : await first.bput(token, ctx: ctx, offset: chunk.lowerBound, Array(data[chunk]))
+        let next = try #require(acknowledged.json["ctx"] as? String, "\(acknowledged.text)")
+        let last = await first.bput(token, ctx: next, offset: chunk.upperBound, Array(data[chunk.upperBound...]))
+        let lastCtx = try #require(last.json["ctx"] as? String, "\(last.text)")
+        #expect(await first.mkfile(token, V1Paths.mkfile(size, key: "k"), [lastCtx]).status == 200)
+        #expect(try await first.content(key: "k") == data)
+    }
 }
 
 /// Two up-server nodes over one index and block store, a block of 300 bytes whose first 100

@@ -48,7 +48,7 @@ extension UpServerHarness {
     func content(bucket: String = bucket, key: String) async throws -> [UInt8]? {
         guard let object = await index.object(bucket: bucket, key: key) else { return nil }
         var bytes: [UInt8] = []
-        for segment in object.segments { bytes += try store.read(segment.blob, range: 0..<segment.length) }
+        for segment in object.segments { bytes += try blobs.read(segment.blob, range: 0..<segment.length) }
         return bytes
     }
 

@@ -16,7 +16,11 @@ struct UpServerHarness {
 
     let server: UpServer
     let index: InMemoryUpIndex
+    /// The in-memory blob store, which the server writes to unless the harness was made over
+    /// another store (``init(blobs:)``).
     let store: InMemoryBlockStore
+    /// The blob store the server writes to.
+    let blobs: any BlockStore
     let clock: ManualClock
     let callbacks: ScriptedCallbacks
     let logs = LogSink.memory()
@@ -29,15 +33,23 @@ struct UpServerHarness {
             callbacks: ScriptedCallbacks())
     }
 
+    /// An up-server whose blobs go to `blobs` (S3 on SeaweedFS), the rest as ``init(_:)``.
+    init(blobs: any BlockStore) {
+        let clock = ManualClock(1_900_000_000)
+        self.init(
+            index: InMemoryUpIndex(), store: InMemoryBlockStore(clock: clock), blobs: blobs, clock: clock,
+            callbacks: ScriptedCallbacks())
+    }
+
     /// A second up-server instance beside `node`: the same index, blob store, clock and callback
     /// script (one deployment behind a proxy), its own process state (write locks, caches).
     init(sharingWith node: UpServerHarness) {
-        self.init(index: node.index, store: node.store, clock: node.clock, callbacks: node.callbacks)
+        self.init(index: node.index, store: node.store, blobs: node.blobs, clock: node.clock, callbacks: node.callbacks)
     }
 
     private init(
         _ configure: (inout UpServerConfiguration) -> Void = { _ in }, index: InMemoryUpIndex, store: InMemoryBlockStore,
-        clock: ManualClock, callbacks: ScriptedCallbacks
+        blobs: (any BlockStore)? = nil, clock: ManualClock, callbacks: ScriptedCallbacks
     ) {
         var configuration = UpServerConfiguration(
             port: 9000, keys: [Self.accessKey: Self.secretKey], buckets: [Self.bucket, "other"],
@@ -46,9 +58,10 @@ struct UpServerHarness {
         self.index = index
         self.clock = clock
         self.store = store
+        self.blobs = blobs ?? store
         self.callbacks = callbacks
         server = UpServer(
-            configuration: configuration, stores: UpStores(blobs: store, index: index, outbox: index.outbox),
+            configuration: configuration, stores: UpStores(blobs: self.blobs, index: index, outbox: index.outbox),
             callbacks: callbacks,
             contextSecret: Array((configuration.contextSecret ?? "").utf8), clock: clock,
             logger: Logger(label: "up-test", sink: logs), metrics: Metrics())
