@@ -136,8 +136,8 @@ class Cluster:
         status = self._s3_request("PUT", "/" + S3_BUCKET)[0]
         if status != 200:
             raise RuntimeError(f"CreateBucket {S3_BUCKET} answered {status}")
-        # SeaweedFS grows a bucket's first volumes on its first write, and that write takes about
-        # 5 s (4.96 s in 3 of 4 fresh starts on 2026-12-07; later ones take a millisecond). Paid
+        # SeaweedFS's first write after it starts takes about 5 s (4.96 s in 3 of 4 fresh starts on
+        # 2026-12-07; a new bucket's first write after that about 0.2 s, later ones 1-2 ms). Paid
         # here, at start-up, instead of by whatever the caller measures first: it was the "stalled
         # run" of the cluster load suite (its first wave's uploads waited 5 s, p99 5-8 s).
         for method, body in (("PUT", b"warm"), ("DELETE", b"")):
