@@ -131,6 +131,43 @@ struct V1LoopbackTests {
         await harness.server.shutdown()
     }
 
+    /// A whole-block mkblk over a slow link outlasts the server's default handler timeout (30 s
+    /// in production; 1 s here): it must not be cut off at it (503, and the same again on every
+    /// retry, so the upload never finished). mkblk and bput have a deadline of their own.
+    @Test(arguments: ["mkblk", "bput"])
+    func aChunkSlowerThanTheServersHandlerTimeoutIsStored(_ route: String) async throws {
+        let harness = UpServerHarness()
+        let server = HTTPServer(
+            configuration: .init(port: 0, threadCount: 2, handlerTimeout: .seconds(1), shutdownGracePeriod: .seconds(1)),
+            router: harness.server.router, logger: Logger(label: "slow-link", sink: harness.logs))
+        let port = try server.start()
+        let data = V1Data.bytes(400_000, seed: 5)
+        let auth = "UpToken \(harness.token())"
+        var (target, body) = ("/mkblk/\(data.count)", data)
+        if route == "bput" {
+            let first = try await BlockingIO.run { [target] in
+                try TestHTTPClient.request(port: port, "POST", target, headers: [("Authorization", auth)], body: Array(data[0..<100_000]))
+            }
+            target = "/bput/\(try #require(Self.json(first.body)["ctx"] as? String))/100000"
+            body = Array(data[100_000...])
+        }
+        let answer = try await BlockingIO.run { [target, body] in
+            let client = try TestHTTPClient(port: port)
+            defer { client.close() }
+            try client.write(Array(
+                "POST \(target) HTTP/1.1\r\nHost: x\r\nAuthorization: \(auth)\r\nContent-Length: \(body.count)\r\n\r\n".utf8))
+            // About 2 s for the body: twice the server's handler timeout.
+            for start in stride(from: 0, to: body.count, by: body.count / 10) {
+                try client.write(Array(body[start..<min(body.count, start + body.count / 10)]))
+                Thread.sleep(forTimeInterval: 0.2)
+            }
+            return try client.readResponse()
+        }
+        #expect(answer.status == 200, "\(answer.status) \(answer.text)")
+        #expect(Self.json(answer.body)["crc32"] as? Int == Int(CRC32.checksum(body)))
+        await server.shutdown()
+    }
+
     /// Uploads `data`'s first 1,000,000 bytes with mkblk, then starts a bput of the next
     /// 1,000,000 that sends only `body` and waits until its handler holds the block.
     /// - Returns: The mkblk's ctx and the bput's still open connection.
