@@ -133,8 +133,8 @@ struct V1LoopbackTests {
 
     /// A whole-block mkblk over a slow link outlasts the server's default handler timeout (30 s
     /// in production; 1 s here): it must not be cut off at it (503, and the same again on every
-    /// retry, so the upload never finished). mkblk and bput have a deadline of their own.
-    @Test(arguments: ["mkblk", "bput"])
+    /// retry, so the upload never finished). mkblk, bput and `/put/` have deadlines of their own.
+    @Test(arguments: ["mkblk", "bput", "put"])
     func aChunkSlowerThanTheServersHandlerTimeoutIsStored(_ route: String) async throws {
         let harness = UpServerHarness()
         let server = HTTPServer(
@@ -143,7 +143,7 @@ struct V1LoopbackTests {
         let port = try server.start()
         let data = V1Data.bytes(400_000, seed: 5)
         let auth = "UpToken \(harness.token())"
-        var (target, body) = ("/mkblk/\(data.count)", data)
+        var (target, body) = (route == "put" ? "/put/\(data.count)" : "/mkblk/\(data.count)", data)
         if route == "bput" {
             let first = try await BlockingIO.run { [target] in
                 try TestHTTPClient.request(port: port, "POST", target, headers: [("Authorization", auth)], body: Array(data[0..<100_000]))
@@ -164,7 +164,11 @@ struct V1LoopbackTests {
             return try client.readResponse()
         }
         #expect(answer.status == 200, "\(answer.status) \(answer.text)")
-        #expect(Self.json(answer.body)["crc32"] as? Int == Int(CRC32.checksum(body)))
+        if route == "put" {
+            #expect(Self.json(answer.body)["hash"] as? String == Etag.of(body))
+        } else {
+            #expect(Self.json(answer.body)["crc32"] as? Int == Int(CRC32.checksum(body)))
+        }
         await server.shutdown()
     }
 
