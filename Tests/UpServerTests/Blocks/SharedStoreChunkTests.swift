@@ -64,6 +64,30 @@ struct SharedStoreChunkTests {
         try await nodes.expectBlockWhole(lastCtx: lastCtx)
     }
 
+    /// The stalled attempt's bytes were written and hashed on its node before its client went
+    /// away, and they differ from the retry's (the file changed between the attempts). That node
+    /// must forget the running SHA-1 it built from them: the block's next chunk sent there starts
+    /// where that hash ends, and extending it would give the block a hash of bytes it does not
+    /// hold (mkfile's etag would not be the file's).
+    @Test func aFailedAttemptsRunningHashIsNotExtendedByTheNextChunk() async throws {
+        let nodes = try await StalledChunk(shared: true, appendSize: 100)  // its 100 bytes are one append
+        nodes.feed.yield([UInt8](repeating: 0, count: 100))
+        let deadline = ContinuousClock.now + .seconds(10)
+        while try nodes.first.store.length(of: nodes.blob) != 200, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(1))
+        }
+        nodes.feed.finish(throwing: ClientWentAway())
+        #expect(await nodes.stalled.value.status != 200)
+
+        let retried = await nodes.first.bput(nodes.token, ctx: nodes.ctx, offset: 100, Array(nodes.data[100..<200]))
+        let next = try #require(retried.json["ctx"] as? String, "\(retried.text)")
+        let last = await nodes.second.bput(nodes.token, ctx: next, offset: 200, Array(nodes.data[200..<300]))
+        let lastCtx = try #require(last.json["ctx"] as? String, "\(last.text)")
+        let made = await nodes.first.mkfile(nodes.token, V1Paths.mkfile(300, key: "k"), [lastCtx])
+        #expect(made.status == 200, "\(made.text)")
+        #expect(made.json["hash"] as? String == Etag.of(nodes.data))
+    }
+
     /// On S3, a stalled attempt's first append clears the objects past the chunk's offset (a
     /// failed try's leftovers must go), and its check before that append passes while the
     /// client's retry of the same chunk is still being written on the other node (the row moves
@@ -122,6 +146,8 @@ struct SharedStoreChunkTests {
 /// are in, and a bput of 100..<200 on the second node whose body the test feeds (`feed`).
 private struct StalledChunk {
     let first: UpServerHarness
+    /// The node the stalled attempt is on.
+    let second: UpServerHarness
     let token: String
     let data = V1Data.bytes(300)
     let ctx: String
@@ -132,6 +158,7 @@ private struct StalledChunk {
     init(shared: Bool, appendSize: Int? = nil) async throws {
         first = UpServerHarness()
         let second = UpServerHarness(sharingWith: first)
+        self.second = second
         first.store.isShared = shared
         if let appendSize { first.store.appendSize = appendSize }
         token = first.token()
