@@ -21,6 +21,8 @@ public final class InMemoryBlockStore: BlockStore {
         var isShared = false
         var appended: [Int] = []
         var following = 0
+        var appendCalls = 0
+        var failing: [Int: any Error] = [:]
     }
 
     private let state = Mutex(State())
@@ -44,6 +46,8 @@ public final class InMemoryBlockStore: BlockStore {
     public func append(_ bytes: [UInt8], to blob: BlobID, at expectedOffset: Int64) throws -> Int64 {
         let now = clock.now()
         return try state.withLock { state in
+            state.appendCalls += 1
+            if let failure = state.failing.removeValue(forKey: state.appendCalls) { throw failure }
             guard var data = state.blobs[blob] else { throw BlockStoreError.notFound(blob) }
             guard Int64(data.count) >= expectedOffset else {
                 throw BlockStoreError.missingBytes(blob, expected: expectedOffset, actual: Int64(data.count))
@@ -77,6 +81,13 @@ public final class InMemoryBlockStore: BlockStore {
             throw BlockStoreError.io(blob, reason: "appendFollowing at \(offset), but the blob is \(length) bytes long")
         }
         return try append(bytes, to: blob, at: offset)
+    }
+
+    /// Makes the `number`th call of ``append(_:to:at:)`` from the store's start (1 is the first;
+    /// ``appendFollowing(_:to:at:)`` calls it too) throw `error` before it touches the blob: a
+    /// store failing once, e.g. an I/O error of one write.
+    public func failAppend(_ number: Int, with error: any Error) {
+        state.withLock { $0.failing[number] = error }
     }
 
     /// How many appends came through ``appendFollowing(_:to:at:)``.

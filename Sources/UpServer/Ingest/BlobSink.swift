@@ -27,6 +27,8 @@ final class BlobSink: Sendable {
         var crc: CRC32?
         var md5: Digest?
         var etag: EtagHasher?
+        /// Why an append failed: the appends queued behind it fail too (see ``append(_:closing:)``).
+        var failure: (any Error)?
     }
 
     private let target: BlobTarget
@@ -51,22 +53,36 @@ final class BlobSink: Sendable {
     /// Appends `bytes` to the current blob (creating one first if needed), feeds every digest,
     /// and — when `closing` (a 4 MiB boundary of `.blocks`) — seals the blob. Keeps no reference
     /// to `bytes`: the writer refills that buffer next.
+    ///
+    /// Once an append has failed, every later one throws the same error without writing: the
+    /// writer may have queued the next buffer already, and its bytes belong after the failed
+    /// ones, not where the blob now ends.
     func append(_ bytes: [UInt8], closing: Bool) throws {
         try state.withLock { state in
-            let (blob, length) = try current(&state)
-            let following = state.following
-            state.following = false  // until this append has succeeded
-            let end =
-                following
-                ? try store.appendFollowing(bytes, to: blob, at: length) : try store.append(bytes, to: blob, at: length)
-            state.following = true
-            if case .block = target.layout { try hashes.update(blob, at: length, with: bytes, store: store) }
-            state.crc?.update(bytes)
-            state.md5?.update(bytes)
-            state.etag?.update(bytes)
-            state.current = (blob, end)
-            if closing { try close(&state) }
+            if let failure = state.failure { throw failure }
+            do {
+                try append(bytes, closing: closing, &state)
+            } catch {
+                state.failure = error
+                throw error
+            }
         }
+    }
+
+    private func append(_ bytes: [UInt8], closing: Bool, _ state: inout State) throws {
+        let (blob, length) = try current(&state)
+        let following = state.following
+        state.following = false  // until this append has succeeded
+        let end =
+            following
+            ? try store.appendFollowing(bytes, to: blob, at: length) : try store.append(bytes, to: blob, at: length)
+        state.following = true
+        if case .block = target.layout { try hashes.update(blob, at: length, with: bytes, store: store) }
+        state.crc?.update(bytes)
+        state.md5?.update(bytes)
+        state.etag?.update(bytes)
+        state.current = (blob, end)
+        if closing { try close(&state) }
     }
 
     /// Ends the body of `count` bytes: the fsync policy of `BlobWriter`, and the digests.

@@ -9,14 +9,16 @@ import UpCore
 ///
 /// Memory and overlap: pieces from HTTPKit (a few KiB each) are gathered into a buffer of at
 /// most `store.appendSize` bytes (``bufferLimit`` on disk, 512 KiB on S3); a full buffer is handed
-/// to the I/O executor (`BlockingWork`), which appends it, then updates every digest asked for
-/// (CRC-32, MD5, etag block SHA-1s, a v1 block's running SHA-1: each route asks only for what its
-/// protocol needs, `BlobTarget`) — while the next buffer fills from the socket. At most one
-/// flush is in flight, so writes and digest updates stay in order, and every byte is copied once
-/// (piece → buffer). The two buffers take turns and each has one owner at a time (the flush's
-/// buffer is moved to the I/O thread and back, ``Handoff``), so no flush allocates: a buffer
-/// still shared when refilled would be reallocated (1,567 of 8,640 flushes were in one
-/// `scripts/bench/upload --targets rss` run).
+/// to the writer's own serial lane on the blocking pool, which appends it, then updates every
+/// digest asked for (CRC-32, MD5, etag block SHA-1s, a v1 block's running SHA-1: each route asks
+/// only for what its protocol needs, `BlobTarget`) — while the next buffer fills from the socket.
+/// The lane runs the flushes one at a time in order, so writes and digest updates stay in order,
+/// and every byte is copied once (piece → buffer). On disk two flushes may be queued or running
+/// (``flushesInFlight``): the body keeps flowing while the device finishes the last write, and the
+/// lane's thread goes from one flush to the next without sleeping in between. Buffers take turns
+/// and each has one owner at a time (a flush's buffer is moved to the I/O thread and back,
+/// ``Handoff``), so no flush allocates: a buffer still shared when refilled would be reallocated
+/// (1,567 of 8,640 flushes were in one `scripts/bench/upload --targets rss` run).
 ///
 /// fsync policy (DESIGN.md "Acknowledged means stored"): a blob is fsynced when it is sealed —
 /// a v1 block when a chunk completes it, a v2 part at its end, a form or `/put` blob when it
@@ -34,20 +36,32 @@ final class BlobWriter {
     /// (`BlockStore.appendSize`).
     static let bufferLimit = 256 * 1024
 
+    /// Flushes queued or running at once on disk. A second one keeps the body flowing while the
+    /// device finishes the first write (docs/ARCHITECTURE.md, "One write pipeline": about 6 % off
+    /// the wall time of a v1 upload, CPU unchanged; a third measured no better). It costs one more
+    /// buffer per body (256 KiB at most, sized by the body's length).
+    static let flushesInFlight = 2
+
     private let target: BlobTarget
     private let sink: BlobSink
     /// Bytes gathered before one append (the store's `appendSize`).
     private let limit: Int
+    /// ``flushesInFlight``, or 1 on a store other instances share: there the check before each
+    /// append (`BlobTarget.beforeAppend`) must run right before its write, not one append earlier.
+    private let depth: Int
+    /// Runs this body's flushes one at a time, in order, on the blocking pool.
+    private lazy var lane = BlockingExecutor()
     private var buffer: [UInt8] = []
-    private var spare: [UInt8] = []
-    private var inFlight: (job: BlockingJob<Void>, handoff: Handoff)?
+    private var spares: [[UInt8]] = []
+    /// Oldest first.
+    private var inFlight: [(job: BlockingJob<Void>, handoff: Handoff)] = []
     private var head: [UInt8] = []
     /// Bytes taken so far.
     private(set) var count: Int64 = 0
     /// Bytes handed to the sink (the buffer holds the rest), for cutting at block boundaries.
     private var flushed: Int64 = 0
-    /// Bytes the writer holds for its buffers (both of them), whatever they contain.
-    var reservedBytes: Int { buffer.capacity + spare.capacity }
+    /// Bytes the writer holds for its buffers (all of them), whatever they contain.
+    var reservedBytes: Int { buffer.capacity + spares.reduce(0) { $0 + $1.capacity } }
 
     /// A writer for one body.
     ///
@@ -60,10 +74,11 @@ final class BlobWriter {
         self.target = target
         sink = BlobSink(target: target, store: store, hashes: hashes, syncEveryChunk: syncEveryChunk)
         limit = max(1, store.appendSize)
+        depth = store.isShared ? 1 : Self.flushesInFlight
         reserveBuffer()
     }
 
-    /// Streams `body` through ``write(_:)`` and ``finish()``; on failure, waits for the write in
+    /// Streams `body` through ``write(_:)`` and ``finish()``; on failure, waits for the writes in
     /// flight (never returns while one runs: a retry must not race a stale write) and rethrows.
     func writeAll(_ body: RequestBodyStream) async throws -> BlobWritten {
         do {
@@ -113,7 +128,7 @@ final class BlobWriter {
             blockSHA1: sealed.blockSHA1, head: head)
     }
 
-    /// After a failure: waits for the write in flight, then removes every blob this writer
+    /// After a failure: waits for the writes in flight, then removes every blob this writer
     /// created (none for a v1 chunk, whose caller cuts the block back). Best effort: the orphan
     /// sweep finds what is left.
     ///
@@ -130,17 +145,17 @@ final class BlobWriter {
         }
     }
 
-    /// Hands the buffer to the sink (after the flush before it); the spare becomes the buffer.
+    /// Hands the buffer to the sink's lane (once fewer than ``depth`` flushes are in flight); a
+    /// spare becomes the buffer.
     private func flush(closing: Bool) async throws {
-        try await settleThrowing()
+        while inFlight.count >= depth { try await settleOldest() }
         guard !buffer.isEmpty else { return }
         try await target.beforeAppend?()
         let handoff = Handoff(buffer)
-        buffer = spare
-        spare = []
+        buffer = spares.popLast() ?? []
         let sink = self.sink
         flushed += Int64(handoff.bytes.count)
-        inFlight = (BlockingWork.start { try sink.append(handoff.bytes, closing: closing) }, handoff)
+        inFlight.append((lane.start { try sink.append(handoff.bytes, closing: closing) }, handoff))
         buffer.removeAll(keepingCapacity: true)
         reserveBuffer()
     }
@@ -154,16 +169,21 @@ final class BlobWriter {
         if buffer.capacity < wanted { buffer.reserveCapacity(wanted) }
     }
 
-    /// Waits for the flush in flight; its buffer comes back as the spare.
+    /// Waits for every flush in flight, oldest first; throws the first failure.
     private func settleThrowing() async throws {
-        guard let (job, handoff) = inFlight else { return }
-        inFlight = nil
-        try await job.value()
-        spare = handoff.take()
+        while !inFlight.isEmpty { try await settleOldest() }
     }
 
+    /// Waits for the oldest flush; its buffer comes back as a spare, whether it failed or not.
+    private func settleOldest() async throws {
+        let (job, handoff) = inFlight.removeFirst()
+        defer { spares.append(handoff.take()) }
+        try await job.value()
+    }
+
+    /// Waits for every flush in flight, whatever their outcome.
     private func settle() async {
-        _ = try? await settleThrowing()
+        while !inFlight.isEmpty { _ = try? await settleOldest() }
     }
 }
 

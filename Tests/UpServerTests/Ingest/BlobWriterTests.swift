@@ -143,6 +143,19 @@ struct BlobWriterTests {
         #expect(try store.list().isEmpty && store.bytesUsed == 0)
     }
 
+    /// On disk the next buffer is queued while the last one is written. When that write fails,
+    /// the queued one must not land where the blob now ends, ahead of the bytes that failed.
+    @Test func anAppendQueuedBehindAFailedOneWritesNothing() async throws {
+        store.failAppend(2, with: BlockStoreError.io(BlobID.random(), reason: "one write failed"))
+        let sut = writer(BlobTarget(layout: .blocks, limit: .max, overflow: Self.overflow))
+        await #expect(throws: BlockStoreError.self) {
+            try await sut.writeAll(RequestBodyStream(bytes: V1Data.bytes(3 * BlobWriter.bufferLimit)))
+        }
+        #expect(store.appendedSizes == [BlobWriter.bufferLimit])  // the first; the third never ran
+        await sut.abandon()
+        #expect(try store.list().isEmpty)
+    }
+
     /// A small upload must not pay for 256 KiB buffers (two per body, under hundreds of
     /// concurrent form uploads): a writer told the request's length reserves about that much.
     @Test func aBodyOfDeclaredLengthReservesOnlyWhatItBrings() async throws {
