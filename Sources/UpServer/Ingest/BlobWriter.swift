@@ -192,8 +192,8 @@ final class BlobWriter {
 /// closure is released (the pool thread may drop it after resuming the writer), the buffer has
 /// one owner again and is refilled in place.
 ///
-/// `@unchecked Sendable`: the I/O thread reads `bytes` only while the writer waits for the flush,
-/// and the writer takes it only after.
+/// `@unchecked Sendable`: the I/O thread reads `bytes` only while its flush runs, and the writer
+/// takes it only once that flush's job has ended (it fills other buffers meanwhile, never this one).
 private final class Handoff: @unchecked Sendable {
     private(set) var bytes: [UInt8]
 
