@@ -51,10 +51,7 @@ struct SharedStoreChunkTests {
         let nodes = try await StalledChunk(shared: true, appendSize: 64)
         let changed = [UInt8](repeating: 0, count: 100)
         nodes.feed.yield(Array(changed[0..<64]))
-        let deadline = ContinuousClock.now + .seconds(10)
-        while try nodes.first.store.length(of: nodes.blob) != 164, ContinuousClock.now < deadline {
-            try await Task.sleep(for: .milliseconds(1))
-        }
+        try await nodes.waitUntilTheBlobHolds(164)
         let lastCtx = try await nodes.retryAndFinishOnTheFirstNode()
 
         nodes.feed.yield(Array(changed[64...]))
@@ -72,10 +69,7 @@ struct SharedStoreChunkTests {
     @Test func aFailedAttemptsRunningHashIsNotExtendedByTheNextChunk() async throws {
         let nodes = try await StalledChunk(shared: true, appendSize: 100)  // its 100 bytes are one append
         nodes.feed.yield([UInt8](repeating: 0, count: 100))
-        let deadline = ContinuousClock.now + .seconds(10)
-        while try nodes.first.store.length(of: nodes.blob) != 200, ContinuousClock.now < deadline {
-            try await Task.sleep(for: .milliseconds(1))
-        }
+        try await nodes.waitUntilTheBlobHolds(200)
         nodes.feed.finish(throwing: ClientWentAway())
         #expect(await nodes.stalled.value.status != 200)
 
@@ -170,6 +164,14 @@ private struct StalledChunk {
         request.bodyStream = RequestBodyStream(body)
         stalled = Task { await second.send(request) }
         while !second.server.writers.isHeld(blob) { await Task.yield() }
+    }
+
+    /// Waits (at most 10 s) until the stalled attempt's bytes so far are in the blob.
+    func waitUntilTheBlobHolds(_ length: Int64) async throws {
+        let deadline = ContinuousClock.now + .seconds(10)
+        while try first.store.length(of: blob) != length, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(1))
+        }
     }
 
     /// The client's retry of the chunk and the block's last chunk, both acknowledged by the
