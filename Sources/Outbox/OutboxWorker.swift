@@ -175,6 +175,14 @@ public struct OutboxWorker: Sendable {
         return outcome
     }
 
+    /// The receiver's reply to entry `id` if this worker delivered it but the store refused to
+    /// record that (the next pass records it): the entry still shows this worker's claim, yet
+    /// its callback went out and must not go out again.
+    public func unrecordedReply(of id: Int64) -> String? {
+        guard case .delivered(let reply) = unrecorded.delivery(of: id) else { return nil }
+        return reply
+    }
+
     /// Records the deliveries whose outcome the store refused earlier; stops at the first one
     /// it still refuses (the next pass tries again).
     private func recordUnrecorded() async {

@@ -1,6 +1,5 @@
 import Basics
 import Outbox
-import Synchronization
 
 /// up-server's callback outbox (DESIGN.md "Callbacks never get lost"): the shared `Outbox`
 /// machinery — `OutboxDelivery`, an `OutboxStore`, an `OutboxWorker` — with the signed HTTP
@@ -20,9 +19,6 @@ struct CallbackOutbox: Sendable {
     private let timeoutSeconds: Double
     private let clock: any WallClock
     private let metrics: UpMetrics
-    /// Entries this process is attempting right now: a claim of this process's that is not
-    /// among them is one whose outcome could not be recorded (a full disk), not a live attempt.
-    private let inFlight = InFlight()
 
     /// Creates the outbox of one process.
     ///
@@ -62,9 +58,7 @@ struct CallbackOutbox: Sendable {
     /// The storing request's attempt of `entry` (born claimed by this process, or just claimed by
     /// it), recorded like every later one.
     func attemptNow(_ entry: OutboxEntry) async -> CallbackOutcome {
-        inFlight.insert(entry.id)
-        defer { inFlight.remove(entry.id) }
-        return switch await worker.attempt(entry) {
+        switch await worker.attempt(entry) {
         case .delivered(let reply): .delivered(reply: Array(reply.utf8))
         case .failed(let reason), .abandoned(let reason): .failed(reason: reason)
         }
@@ -73,10 +67,17 @@ struct CallbackOutbox: Sendable {
     /// The callback outcome for a client that repeated the request which stored an object with
     /// entry `id`, when the first answer is unknown (the first request died, or answered 579):
     /// the entry's own outcome, never a delivery beside it — one callback, however often the
-    /// client repeats. Delivered: its reply. Waiting for a retry, or held by a claim whose lease
-    /// ran out: claimed now, ahead of schedule, and attempted (recorded like any attempt). Held by
-    /// a live claim (another process, or this one, is attempting it): waited for, at most about
-    /// one lease. Dead: 579 with its last error (an operator can requeue it).
+    /// client repeats. Delivered: its reply. Dead: 579 with its last error (an operator can
+    /// requeue it). Waiting for a retry, or held by a claim whose lease ran out: claimed now,
+    /// ahead of schedule, and attempted (recorded like any attempt). Held by a live claim: waited
+    /// for, at most about one lease — whoever holds it, this process included.
+    ///
+    /// A live claim of this process's own is an attempt running (the storing request's, or the
+    /// retrier's), about to run (the claim is written before the attempt starts), or one whose
+    /// outcome the index refused to record (a full disk). Only the last can be told apart, and
+    /// only when it was a delivery: the worker remembers those, so its reply is the answer.
+    /// Anything else is left to the claim — attempting it here too would send the callback twice
+    /// (scripts/chaos/server-crash caught a repeated mkfile doing so beside the retrier).
     ///
     /// - Returns: `nil` if there is no entry `id` (swept).
     func outcomeForRepeat(of id: Int64) async throws -> CallbackOutcome? {
@@ -90,19 +91,18 @@ struct CallbackOutbox: Sendable {
                 return .delivered(reply: Array((entry.reply ?? "{}").utf8))
             case .dead:
                 return .failed(reason: entry.lastError ?? "callback failed")
-            case .claimed(let owner, _) where owner == worker.owner && !inFlight.contains(id):
-                // This process's own claim with no attempt running: its outcome could not be
-                // recorded. It still holds the claim, so it attempts again itself; a delivery
-                // the worker remembers is recorded, not sent again.
-                return await attemptNow(entry)
+            case .claimed(let owner, _) where owner == worker.owner:
+                if let reply = worker.unrecordedReply(of: id) { return .delivered(reply: Array(reply.utf8)) }
+                fallthrough
             case .pending, .claimed:
+                // Succeeds only for an entry pending, or claimed with the lease run out.
                 if let claimed = try await store.expedite(id, owner: worker.owner, now: clock.unixSeconds) {
                     return await attemptNow(claimed)
                 }
                 try await Task.sleep(for: .milliseconds(200))
             }
         }
-        return .failed(reason: "callback still being attempted by another process")
+        return .failed(reason: "callback still being attempted")
     }
 
     /// A try no outbox entry records: the repeat of a finished upload whose first answer is
@@ -130,13 +130,4 @@ struct CallbackSender: OutboxSender {
         case .failed(let reason): return .failed(reason: reason)
         }
     }
-}
-
-/// The ids of the entries one process is attempting at this moment.
-private final class InFlight: Sendable {
-    private let ids = Mutex<Set<Int64>>([])
-
-    func insert(_ id: Int64) { _ = ids.withLock { $0.insert(id) } }
-    func remove(_ id: Int64) { _ = ids.withLock { $0.remove(id) } }
-    func contains(_ id: Int64) -> Bool { ids.withLock { $0.contains(id) } }
 }

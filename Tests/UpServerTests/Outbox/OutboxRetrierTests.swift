@@ -164,6 +164,49 @@ struct OutboxRetrierTests {
         #expect(await pass(sut, at: Self.t0 + 10_000) == 0)
     }
 
+    /// scripts/chaos/server-crash (CI, a callback delivered twice): after a restart the retrier
+    /// took over the dead process's entry and was delivering it when the client's repeated
+    /// mkfile asked for the entry's outcome; the repeat saw this process's own claim, took it
+    /// for an outcome that could not be recorded, and sent the callback a second time.
+    @Test("a repeat asking while the retrier delivers the same callback waits for that delivery, never sends again")
+    func aRepeatWaitsForTheRetriersAttempt() async throws {
+        let index = InMemoryUpIndex()
+        let gate = Gate()
+        let callbacks = ScriptedCallbacks(holdingAt: gate)
+        callbacks.script(.delivered(reply: Array(#"{"record":1}"#.utf8)))
+        let crashed = outbox(index.outbox, ScriptedCallbacks(), owner: "up-crashed")
+        let entry = try await enqueue(index, crashed)  // its creator died mid-attempt
+        let up = outbox(index.outbox, callbacks)
+        clock.set(Double(Self.t0 + entry.leaseSeconds))
+        let pass = Task { await retrier(up).runOnce() }
+        #expect(await gate.waitForArrivals(1))  // the retrier's delivery is out
+        let repeated = Task { try await up.outcomeForRepeat(of: entry.id) }
+        try await Task.sleep(for: .milliseconds(500))  // the repeat polls meanwhile
+        #expect(callbacks.sent.count == 1)
+        gate.open()
+        #expect(await pass.value == 1)
+        #expect(try await repeated.value == .delivered(reply: Array(#"{"record":1}"#.utf8)))
+        #expect(callbacks.sent.count == 1)
+    }
+
+    @Test("a repeat asking while the storing request's attempt is out waits for it and relays its reply")
+    func aRepeatWaitsForTheStoringRequestsAttempt() async throws {
+        let index = InMemoryUpIndex()
+        let gate = Gate()
+        let callbacks = ScriptedCallbacks(holdingAt: gate)
+        callbacks.script(.delivered(reply: Array(#"{"record":2}"#.utf8)))
+        let up = outbox(index.outbox, callbacks)
+        let entry = try await enqueue(index, up)
+        let first = Task { await attemptNow(up, entry, at: Self.t0) }
+        #expect(await gate.waitForArrivals(1))
+        let repeated = Task { try await up.outcomeForRepeat(of: entry.id) }
+        try await Task.sleep(for: .milliseconds(500))
+        gate.open()
+        #expect(await first.value == .delivered(reply: Array(#"{"record":2}"#.utf8)))
+        #expect(try await repeated.value == .delivered(reply: Array(#"{"record":2}"#.utf8)))
+        #expect(callbacks.sent.count == 1)
+    }
+
     /// Issue 12 runs several up-servers on one index: the claim, not a grace period, keeps their
     /// retriers from sending one callback twice.
     @Test("two processes sharing one index deliver every callback once")

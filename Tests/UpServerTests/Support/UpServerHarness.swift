@@ -100,6 +100,13 @@ struct UpServerHarness {
 /// (default: delivered `{"ok":true}`).
 final class ScriptedCallbacks: CallbackDelivering {
     private let state = Mutex<(sent: [CallbackRequest], script: [CallbackOutcome])>(([], []))
+    /// Where each delivery waits, once counted as sent, before it answers (none: it answers at once).
+    private let gate: Gate?
+
+    /// Callbacks that answer at once, or only once `gate` opens.
+    init(holdingAt gate: Gate? = nil) {
+        self.gate = gate
+    }
 
     /// Queues outcomes for the next deliveries, in order.
     func script(_ outcomes: CallbackOutcome...) { state.withLock { $0.script += outcomes } }
@@ -108,10 +115,12 @@ final class ScriptedCallbacks: CallbackDelivering {
     var sent: [CallbackRequest] { state.withLock { $0.sent } }
 
     func deliver(_ entry: CallbackRequest) async -> CallbackOutcome {
-        state.withLock { state in
+        let outcome = state.withLock { state in
             state.sent.append(entry)
             return state.script.isEmpty ? .delivered(reply: Array(#"{"ok":true}"#.utf8)) : state.script.removeFirst()
         }
+        await gate?.pass()
+        return outcome
     }
 }
 
