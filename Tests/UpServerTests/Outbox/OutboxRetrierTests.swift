@@ -164,6 +164,22 @@ struct OutboxRetrierTests {
         #expect(await pass(sut, at: Self.t0 + 10_000) == 0)
     }
 
+    /// Starts `first`, an attempt of `entry` that `gate` holds once its callback is out, asks
+    /// for the entry's outcome as a repeated mkfile would while it is held, then lets it go.
+    ///
+    /// - Returns: The repeat's outcome.
+    func repeatWhileHeld(
+        _ up: CallbackOutbox, _ entry: OutboxEntry, gate: Gate, first: @escaping @Sendable () async -> Void
+    ) async throws -> CallbackOutcome? {
+        let attempt = Task { await first() }
+        #expect(await gate.waitForArrivals(1))  // the first attempt's callback is out
+        let repeated = Task { try await up.outcomeForRepeat(of: entry.id) }
+        try await Task.sleep(for: .milliseconds(500))  // the repeat polls meanwhile
+        gate.open()
+        await attempt.value
+        return try await repeated.value
+    }
+
     /// scripts/chaos/server-crash (CI, a callback delivered twice): after a restart the retrier
     /// took over the dead process's entry and was delivering it when the client's repeated
     /// mkfile asked for the entry's outcome; the repeat saw this process's own claim, took it
@@ -174,18 +190,12 @@ struct OutboxRetrierTests {
         let gate = Gate()
         let callbacks = ScriptedCallbacks(holdingAt: gate)
         callbacks.script(.delivered(reply: Array(#"{"record":1}"#.utf8)))
-        let crashed = outbox(index.outbox, ScriptedCallbacks(), owner: "up-crashed")
-        let entry = try await enqueue(index, crashed)  // its creator died mid-attempt
+        let entry = try await enqueue(index, outbox(index.outbox, ScriptedCallbacks(), owner: "up-crashed"))  // died mid-attempt
         let up = outbox(index.outbox, callbacks)
         clock.set(Double(Self.t0 + entry.leaseSeconds))
-        let pass = Task { await retrier(up).runOnce() }
-        #expect(await gate.waitForArrivals(1))  // the retrier's delivery is out
-        let repeated = Task { try await up.outcomeForRepeat(of: entry.id) }
-        try await Task.sleep(for: .milliseconds(500))  // the repeat polls meanwhile
-        #expect(callbacks.sent.count == 1)
-        gate.open()
-        #expect(await pass.value == 1)
-        #expect(try await repeated.value == .delivered(reply: Array(#"{"record":1}"#.utf8)))
+        let retrier = retrier(up)
+        let outcome = try await repeatWhileHeld(up, entry, gate: gate) { await retrier.runOnce() }
+        #expect(outcome == .delivered(reply: Array(#"{"record":1}"#.utf8)))
         #expect(callbacks.sent.count == 1)
     }
 
@@ -197,13 +207,8 @@ struct OutboxRetrierTests {
         callbacks.script(.delivered(reply: Array(#"{"record":2}"#.utf8)))
         let up = outbox(index.outbox, callbacks)
         let entry = try await enqueue(index, up)
-        let first = Task { await attemptNow(up, entry, at: Self.t0) }
-        #expect(await gate.waitForArrivals(1))
-        let repeated = Task { try await up.outcomeForRepeat(of: entry.id) }
-        try await Task.sleep(for: .milliseconds(500))
-        gate.open()
-        #expect(await first.value == .delivered(reply: Array(#"{"record":2}"#.utf8)))
-        #expect(try await repeated.value == .delivered(reply: Array(#"{"record":2}"#.utf8)))
+        let outcome = try await repeatWhileHeld(up, entry, gate: gate) { _ = await up.attemptNow(entry) }
+        #expect(outcome == .delivered(reply: Array(#"{"record":2}"#.utf8)))
         #expect(callbacks.sent.count == 1)
     }
 
