@@ -164,6 +164,14 @@ struct OutboxRetrierTests {
         #expect(await pass(sut, at: Self.t0 + 10_000) == 0)
     }
 
+    /// Callbacks that answer `reply` only once the returned gate lets them go.
+    func heldCallbacks(replying reply: String) -> (Gate, ScriptedCallbacks) {
+        let gate = Gate()
+        let callbacks = ScriptedCallbacks(holdingAt: gate)
+        callbacks.script(.delivered(reply: Array(reply.utf8)))
+        return (gate, callbacks)
+    }
+
     /// Starts `first`, an attempt of `entry` that `gate` holds once its callback is out, asks
     /// for the entry's outcome as a repeated mkfile would while it is held, then lets it go.
     ///
@@ -187,9 +195,7 @@ struct OutboxRetrierTests {
     @Test("a repeat asking while the retrier delivers the same callback waits for that delivery, never sends again")
     func aRepeatWaitsForTheRetriersAttempt() async throws {
         let index = InMemoryUpIndex()
-        let gate = Gate()
-        let callbacks = ScriptedCallbacks(holdingAt: gate)
-        callbacks.script(.delivered(reply: Array(#"{"record":1}"#.utf8)))
+        let (gate, callbacks) = heldCallbacks(replying: #"{"record":1}"#)
         let entry = try await enqueue(index, outbox(index.outbox, ScriptedCallbacks(), owner: "up-crashed"))  // died mid-attempt
         let up = outbox(index.outbox, callbacks)
         clock.set(Double(Self.t0 + entry.leaseSeconds))
@@ -202,9 +208,7 @@ struct OutboxRetrierTests {
     @Test("a repeat asking while the storing request's attempt is out waits for it and relays its reply")
     func aRepeatWaitsForTheStoringRequestsAttempt() async throws {
         let index = InMemoryUpIndex()
-        let gate = Gate()
-        let callbacks = ScriptedCallbacks(holdingAt: gate)
-        callbacks.script(.delivered(reply: Array(#"{"record":2}"#.utf8)))
+        let (gate, callbacks) = heldCallbacks(replying: #"{"record":2}"#)
         let up = outbox(index.outbox, callbacks)
         let entry = try await enqueue(index, up)
         let outcome = try await repeatWhileHeld(up, entry, gate: gate) { _ = await up.attemptNow(entry) }
