@@ -1,6 +1,6 @@
 import Synchronization
 
-/// The deadlines of every handler running in a task, kept by a table and a few timers.
+/// The deadlines of every handler running in a task, kept by one timer.
 ///
 /// A handler that runs in a task gets a deadline: when it passes, the request is answered 503
 /// and its task cancelled (``ExchangeProcessor``). A timer of its own per request (a task
@@ -9,10 +9,9 @@ import Synchronization
 /// another, and two tasks more: on biz-server's PostgreSQL token route (its one async route
 /// under load) that was a fifth to a half of its CPU per request (README, Performance). Here a
 /// request's deadline is an entry in a table (a lock and a hash insert, and a remove when it
-/// ends), and one sleeping task per shard (below) wakes for its earliest deadline. Deadlines
-/// mostly come in the order they are set (one timeout per route), so a new one rarely moves the
-/// wake-up; when the earliest request ends first, the sleeper wakes for nothing, finds the next
-/// earliest and sleeps again.
+/// ends), and one sleeping task wakes for the earliest deadline. Deadlines mostly come in the order they are
+/// set (one timeout per route), so a new one rarely moves the wake-up; when the earliest request
+/// ends first, the sleeper wakes for nothing, finds the next earliest and sleeps again.
 ///
 /// A request's entry is set in two steps, because the expiry action needs the task and the task
 /// must be able to end its deadline before the action is known: ``reserve()`` before the task
@@ -29,9 +28,7 @@ final class HandlerDeadlines: Sendable {
         fileprivate let id: UInt64
     }
 
-    /// Shards of the table: enough that the threads running handlers (libdispatch's pool, about
-    /// one per core) seldom meet on one; each costs a lock and, while it holds deadlines, one
-    /// sleeping task.
+    /// Shards of the table: more than the threads that run handlers on any machine this serves.
     static let shardCount = 16
 
     private let shards: [Shard]
