@@ -19,6 +19,8 @@ public final class HTTPExchange: Sendable {
 
     let connection: ConnectionHandle
     let buffering: BodyBuffering
+    /// The body's length by its `Content-Length` (nil when chunked or absent).
+    let declaredLength: Int?
     private let state = Mutex(State())
 
     struct State {
@@ -55,6 +57,17 @@ public final class HTTPExchange: Sendable {
         self.request = request
         self.connection = connection
         self.buffering = buffering
+        self.declaredLength = Self.declaredLength(of: request.headers)
+    }
+
+    /// `Content-Length` as libmicrohttpd reads it: ignored when `Transfer-Encoding` is present.
+    private static func declaredLength(of headers: [(name: String, value: String)]) -> Int? {
+        var length: Int?
+        for (name, value) in headers {
+            if name.utf8.count == 17 && name.lowercased() == "transfer-encoding" { return nil }
+            if name.utf8.count == 14 && name.lowercased() == "content-length" { length = Int(value) }
+        }
+        return length
     }
 
     /// The body pieces in arrival order, with backpressure: at most about
@@ -224,7 +237,11 @@ public final class HTTPExchange: Sendable {
                 return (true, nil)
             }
             s.pieces.append(piece)
-            if s.pieces.count >= buffering.highWater && !s.suspended {
+            // Never parked for the piece that completes the body: a connection resumed before
+            // MHD's final call reads first, and an end of stream read then (a client that
+            // half-closed after its body) makes MHD close it unanswered. The body is in memory
+            // already, so there is nothing left to hold back.
+            if s.pieces.count >= buffering.highWater && !s.suspended && s.receivedBytes != declaredLength {
                 unsafe MHD_suspend_connection(connection.pointer)
                 s.suspended = true
             }
@@ -240,20 +257,24 @@ public final class HTTPExchange: Sendable {
         unsafe cmhd_bytes_waiting(cmhd_connection_fd(connection.pointer)) > 0
     }
 
-    /// Marks the body complete (MHD's final call).
-    func finishBody() {
-        let (waiter, gathered, inline) = state.withLock {
-            s -> (CheckedContinuation<[UInt8]?, any Error>?, [UInt8]?, InlineCollector?) in
+    /// Marks the body complete (MHD's final call). Returns whether this is the first final call:
+    /// MHD calls again until a response is queued.
+    @discardableResult
+    func finishBody() -> Bool {
+        let (first, waiter, gathered, inline) = state.withLock {
+            s -> (Bool, CheckedContinuation<[UInt8]?, any Error>?, [UInt8]?, InlineCollector?) in
+            guard !s.bodyFinished else { return (false, nil, nil, nil) }
             s.bodyFinished = true
             defer {
                 s.waiter = nil
                 s.inline = nil
             }
             // A parked reader gets the pieces gathered for it before the end.
-            return (s.waiter, s.takeGathered(), s.inline)
+            return (true, s.waiter, s.takeGathered(), s.inline)
         }
         waiter?.resume(returning: gathered)
         if let inline { inline.completion(.complete(inline.body)) }
+        return first
     }
 
     /// The response if one is ready to queue; otherwise, when `suspendIfNotReady`, parks the

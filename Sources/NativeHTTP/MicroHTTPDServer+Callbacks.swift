@@ -95,11 +95,18 @@ func onAccess(
         return exchange.receive(piece) ? .YES : .NO
     }
 
-    // Final call (body complete), or MHD calling again after a resume.
-    exchange.finishBody()
+    // Final call (body complete), or MHD calling again: at once when the first final call
+    // queued nothing, or after a resume.
+    let first = exchange.finishBody()
     // Answered while the body arrived (EarlyResponse): nothing left to queue; close.
     if exchange.wasAnsweredEarly { return .NO }
-    if let response = exchange.takeResponse(suspendIfNotReady: true) {
+    // Not parked on the first final call: MHD leaves a connection parked by a callback with the
+    // poll state it had before the call ("read"), and on resume reads first; a client that
+    // half-closed after its body then reads as gone, and MHD closes the connection unanswered
+    // (0.9.75). By the next call, which MHD makes in its next loop turn (a connection waiting for
+    // its response stays on the ready list), the state says "wait", and a resume goes straight
+    // to this callback. A handler that answers in between is not parked at all.
+    if let response = exchange.takeResponse(suspendIfNotReady: !first) {
         return unsafe queue(response, of: exchange, on: connection, context: context)
     }
     return .YES
