@@ -1,6 +1,6 @@
 import Synchronization
 
-/// The deadlines of every handler running in a task, kept by one timer.
+/// The deadlines of every handler running in a task, kept by a table and a few timers.
 ///
 /// A handler that runs in a task gets a deadline: when it passes, the request is answered 503
 /// and its task cancelled (``ExchangeProcessor``). A timer of its own per request (a task
@@ -9,27 +9,72 @@ import Synchronization
 /// another, and two tasks more: on biz-server's PostgreSQL token route (its one async route
 /// under load) that was a fifth to a half of its CPU per request (README, Performance). Here a
 /// request's deadline is an entry in a table (a lock and a hash insert, and a remove when it
-/// ends), and one sleeping task wakes for the earliest deadline. Deadlines mostly come in the order they are
-/// set (one timeout per route), so a new one rarely moves the wake-up; when the earliest request
-/// ends first, the sleeper wakes for nothing, finds the next earliest and sleeps again.
+/// ends), and one sleeping task per shard (below) wakes for its earliest deadline. Deadlines
+/// mostly come in the order they are set (one timeout per route), so a new one rarely moves the
+/// wake-up; when the earliest request ends first, the sleeper wakes for nothing, finds the next
+/// earliest and sleeps again.
 ///
 /// A request's entry is set in two steps, because the expiry action needs the task and the task
 /// must be able to end its deadline before the action is known: ``reserve()`` before the task
 /// is created, ``arm(_:after:expire:)`` after, ``end(_:)`` when the handler is done (in its
 /// task, possibly before `arm`: then `arm` sets nothing).
+///
+/// The table is split into ``shardCount`` shards by ticket, each with its own lock and sleeper:
+/// with one lock for all, `perf` on the PostgreSQL token route found every worker thread
+/// queueing for it (`Mutex._lockSlow` 5 % of biz-server's samples, more in the kernel's futex
+/// path), since every request takes it three times.
 final class HandlerDeadlines: Sendable {
     /// One request's place in the table.
     struct Ticket: Hashable, Sendable {
         fileprivate let id: UInt64
     }
 
+    /// Shards of the table: enough that the threads running handlers (libdispatch's pool, about
+    /// one per core) seldom meet on one; each costs a lock and, while it holds deadlines, one
+    /// sleeping task.
+    static let shardCount = 16
+
+    private let shards: [Shard]
+    private let nextID = Atomic<UInt64>(0)
+
+    init() {
+        shards = (0..<Self.shardCount).map { _ in Shard() }
+    }
+
+    /// Deadlines armed and not yet ended or expired (tests).
+    var count: Int { shards.reduce(0) { $0 + $1.count } }
+
+    /// A ticket for a request whose deadline is armed next.
+    func reserve() -> Ticket {
+        let ticket = Ticket(id: nextID.wrappingAdd(1, ordering: .relaxed).newValue)
+        shard(of: ticket).reserve(ticket.id)
+        return ticket
+    }
+
+    /// Calls `expire` (once, on the timer's task) `timeout` from now unless ``end(_:)`` comes
+    /// first; nothing if it already came.
+    func arm(_ ticket: Ticket, after timeout: Duration, expire: @escaping @Sendable () -> Void) {
+        shard(of: ticket).arm(ticket.id, at: ContinuousClock.now + timeout, expire: expire)
+    }
+
+    /// The request is done: its deadline will not expire.
+    func end(_ ticket: Ticket) {
+        shard(of: ticket).end(ticket.id)
+    }
+
+    private func shard(of ticket: Ticket) -> Shard {
+        shards[Int(ticket.id % UInt64(Self.shardCount))]
+    }
+}
+
+/// One shard of ``HandlerDeadlines``: its entries and the task that sleeps until the earliest.
+private final class Shard: Sendable {
     private struct Entry {
         let deadline: ContinuousClock.Instant
         let expire: @Sendable () -> Void
     }
 
     private struct State {
-        var nextID: UInt64 = 0
         /// Reserved and neither armed nor ended yet.
         var reserved: Set<UInt64> = []
         var armed: [UInt64: Entry] = [:]
@@ -42,34 +87,24 @@ final class HandlerDeadlines: Sendable {
 
     private let state = Mutex(State())
 
-    /// Deadlines armed and not yet ended or expired (tests).
     var count: Int { state.withLock { $0.armed.count } }
 
-    /// A ticket for a request whose deadline is armed next.
-    func reserve() -> Ticket {
-        state.withLock { state in
-            state.nextID &+= 1
-            state.reserved.insert(state.nextID)
-            return Ticket(id: state.nextID)
-        }
+    func reserve(_ id: UInt64) {
+        _ = state.withLock { $0.reserved.insert(id) }
     }
 
-    /// Calls `expire` (once, on the timer's task) `timeout` from now unless ``end(_:)`` comes
-    /// first; nothing if it already came.
-    func arm(_ ticket: Ticket, after timeout: Duration, expire: @escaping @Sendable () -> Void) {
-        let deadline = ContinuousClock.now + timeout
+    func arm(_ id: UInt64, at deadline: ContinuousClock.Instant, expire: @escaping @Sendable () -> Void) {
         state.withLock { state in
-            guard state.reserved.remove(ticket.id) != nil else { return }
-            state.armed[ticket.id] = Entry(deadline: deadline, expire: expire)
+            guard state.reserved.remove(id) != nil else { return }
+            state.armed[id] = Entry(deadline: deadline, expire: expire)
             if let wake = state.wake, wake <= deadline { return }
             schedule(at: deadline, in: &state)
         }
     }
 
-    /// The request is done: its deadline will not expire.
-    func end(_ ticket: Ticket) {
+    func end(_ id: UInt64) {
         state.withLock { state in
-            if state.armed.removeValue(forKey: ticket.id) == nil { state.reserved.remove(ticket.id) }
+            if state.armed.removeValue(forKey: id) == nil { state.reserved.remove(id) }
         }
     }
 
