@@ -237,11 +237,11 @@ public final class HTTPExchange: Sendable {
                 return (true, nil)
             }
             s.pieces.append(piece)
-            // Never parked for the piece that completes the body: a connection resumed before
+            // Never parked once the client has sent all it will: a connection resumed before
             // MHD's final call reads first, and an end of stream read then (a client that
-            // half-closed after its body) makes MHD close it unanswered. The body is in memory
-            // already, so there is nothing left to hold back.
-            if s.pieces.count >= buffering.highWater && !s.suspended && s.receivedBytes != declaredLength {
+            // half-closed after its body) makes MHD close it unanswered. Those bytes are in
+            // memory already, so there is nothing left to hold back.
+            if s.pieces.count >= buffering.highWater && !s.suspended && !clientHasSentAll(s.receivedBytes) {
                 unsafe MHD_suspend_connection(connection.pointer)
                 s.suspended = true
             }
@@ -250,6 +250,15 @@ public final class HTTPExchange: Sendable {
         if let (waiter, first) = wake { waiter.resume(returning: first) }
         tooLarge?(.tooLarge)
         return keepOpen
+    }
+
+    /// Whether the client has sent everything it will: the whole body of a declared length, or
+    /// (a chunked body, whose end only MHD sees) a FIN with nothing left unread in the socket,
+    /// which leaves the rest of the body in MHD's buffer. Peeks at the socket only then, and
+    /// only when backpressure would park the connection.
+    private func clientHasSentAll(_ received: Int) -> Bool {
+        if let declaredLength { return received == declaredLength }
+        return unsafe cmhd_peer_finished(cmhd_connection_fd(connection.pointer)) == 1
     }
 
     /// Whether more bytes of this connection wait in the socket (MHD's next read takes them).

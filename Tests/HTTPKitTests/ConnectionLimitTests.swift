@@ -37,16 +37,20 @@ struct ConnectionLimitTests {
 
     /// Sends a `PUT` head announcing `length` bytes, then `sent` of them and a FIN in one segment
     /// (corked), then reads until end of stream. Returns the seconds that took and what arrived.
+    /// With `chunked`, the body goes as one chunk of `length` bytes and the last chunk.
     private static func halfClose(
-        port: Int, _ path: String, length: Int, sent: Int, until suffix: String? = nil
+        port: Int, _ path: String, length: Int, sent: Int, chunked: Bool = false, until suffix: String? = nil
     ) async throws -> (seconds: Double, reply: String) {
         try await BlockingIO.run {
             let client = try TCPConnection(port: port)
             defer { client.close() }
-            try client.write("PUT \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: \(length)\r\n\r\n")
+            let framing = chunked ? "Transfer-Encoding: chunked" : "Content-Length: \(length)"
+            try client.write("PUT \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\n\(framing)\r\n\r\n")
             Thread.sleep(forTimeInterval: 0.1)  // the head is read; the handler waits for the body
             client.setCorked(true)
+            if chunked { try client.write(String(length, radix: 16) + "\r\n") }
             try client.write([UInt8](repeating: 7, count: sent))
+            if chunked { try client.write("\r\n0\r\n\r\n") }
             client.shutdownWrite()
             let started = Date()
             var reply: [UInt8] = []
@@ -96,8 +100,13 @@ struct ConnectionLimitTests {
             bodyBufferLimit: 64 << 10)
         try await withServer(Self.router(), configuration: configuration) { port, server, _ in
             for (path, length) in [("/stream", 5000), ("/collect", 5000), ("/slow", 5000), ("/late", 64 << 10)] {
-                let complete = try await Self.halfClose(port: port, path, length: length, sent: length, until: "\(length)")
-                #expect(complete.reply.hasPrefix("HTTP/1.1 200") && complete.reply.hasSuffix("\(length)"), "\(path): \(complete.reply)")
+                for chunked in [false, true] {
+                    let complete = try await Self.halfClose(
+                        port: port, path, length: length, sent: length, chunked: chunked, until: "\(length)")
+                    #expect(
+                        complete.reply.hasPrefix("HTTP/1.1 200") && complete.reply.hasSuffix("\(length)"),
+                        "\(path)\(chunked ? " (chunked)" : ""): \(complete.reply)")
+                }
             }
             let paused = try await BlockingIO.run { () throws -> String in
                 let client = try TCPConnection(port: port)
