@@ -268,7 +268,6 @@ public final class HTTPExchange: Sendable {
 
     /// Marks the body complete (MHD's final call). Returns whether this is the first final call:
     /// MHD calls again until a response is queued.
-    @discardableResult
     func finishBody() -> Bool {
         let (first, waiter, gathered, inline) = state.withLock {
             s -> (Bool, CheckedContinuation<[UInt8]?, any Error>?, [UInt8]?, InlineCollector?) in
