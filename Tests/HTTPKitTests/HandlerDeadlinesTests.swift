@@ -2,7 +2,7 @@
 import Synchronization
 import Testing
 
-/// The one timer behind every async handler's deadline: each armed deadline expires once, not
+/// The table (and its timers) behind every async handler's deadline: each armed deadline expires once, not
 /// before its time, and never once its request ended.
 @Suite struct HandlerDeadlinesTests {
     /// Records when each expiry ran.
