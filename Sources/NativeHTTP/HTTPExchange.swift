@@ -19,8 +19,6 @@ public final class HTTPExchange: Sendable {
 
     let connection: ConnectionHandle
     let buffering: BodyBuffering
-    /// The body's length by its `Content-Length` (nil when chunked or absent).
-    let declaredLength: Int?
     private let state = Mutex(State())
 
     struct State {
@@ -57,17 +55,6 @@ public final class HTTPExchange: Sendable {
         self.request = request
         self.connection = connection
         self.buffering = buffering
-        self.declaredLength = Self.declaredLength(of: request.headers)
-    }
-
-    /// `Content-Length` as libmicrohttpd reads it: ignored when `Transfer-Encoding` is present.
-    private static func declaredLength(of headers: [(name: String, value: String)]) -> Int? {
-        var length: Int?
-        for (name, value) in headers {
-            if name.utf8.count == 17 && name.lowercased() == "transfer-encoding" { return nil }
-            if name.utf8.count == 14 && name.lowercased() == "content-length" { length = Int(value) }
-        }
-        return length
     }
 
     /// The body pieces in arrival order, with backpressure: at most about
@@ -254,11 +241,21 @@ public final class HTTPExchange: Sendable {
 
     /// Whether the client has sent everything it will: the whole body of a declared length, or
     /// (a chunked body, whose end only MHD sees) a FIN with nothing left unread in the socket,
-    /// which leaves the rest of the body in MHD's buffer. Peeks at the socket only then, and
-    /// only when backpressure would park the connection.
+    /// which leaves the rest of the body in MHD's buffer. Asked only when backpressure would
+    /// park the connection, so neither the header scan nor the peek is on every request's path.
     private func clientHasSentAll(_ received: Int) -> Bool {
-        if let declaredLength { return received == declaredLength }
+        if let declared = declaredLength() { return received == declared }
         return unsafe cmhd_peer_finished(cmhd_connection_fd(connection.pointer)) == 1
+    }
+
+    /// `Content-Length` as libmicrohttpd reads it: ignored when `Transfer-Encoding` is present.
+    private func declaredLength() -> Int? {
+        var length: Int?
+        for (name, value) in request.headers {
+            if name.utf8.count == 17 && name.lowercased() == "transfer-encoding" { return nil }
+            if name.utf8.count == 14 && name.lowercased() == "content-length" { length = Int(value) }
+        }
+        return length
     }
 
     /// Whether more bytes of this connection wait in the socket (MHD's next read takes them).
