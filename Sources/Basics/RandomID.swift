@@ -28,18 +28,19 @@ public enum RandomID {
         // Ten 6-bit characters per 64-bit word; take all of this id's words in one step.
         let words = UInt64((count + 9) / 10)
         var index = drawn.wrappingAdd(words, ordering: .relaxed).oldValue
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(count)
-        var bits: UInt64 = 0
-        for position in 0..<count {
-            if position % 10 == 0 {
-                bits = mix(key &+ index &* 0x9E37_79B9_7F4A_7C15)
-                index &+= 1
+        // Written straight into the string's storage: one allocation per id, not two.
+        return unsafe String(unsafeUninitializedCapacity: count) { buffer in
+            var bits: UInt64 = 0
+            for position in 0..<count {
+                if position % 10 == 0 {
+                    bits = mix(key &+ index &* 0x9E37_79B9_7F4A_7C15)
+                    index &+= 1
+                }
+                unsafe buffer[position] = alphabet[Int(truncatingIfNeeded: bits & 63)]
+                bits >>= 6
             }
-            bytes.append(alphabet[Int(truncatingIfNeeded: bits & 63)])
-            bits >>= 6
+            return count
         }
-        return String(decoding: bytes, as: UTF8.self)
     }
 
     /// SplitMix64's output function (Steele, Lea, Flood 2014): a bijection with full avalanche.

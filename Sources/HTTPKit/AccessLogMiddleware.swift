@@ -24,19 +24,15 @@ public struct AccessLogMiddleware: Middleware {
 
     /// Writes the line.
     public func report(_ event: ResponseEvent, logger: Logger) {
-        guard logger.minimumLevel <= .info else { return }
-        var more = event.fields
-        if more.contains(where: { Self.isReserved($0.key) }) {
-            more.removeAll { Self.isReserved($0.key) }
+        logger.log(.info, "request") { line in
+            line.add("method", event.method.rawValue)
+            line.add("path", event.path)
+            line.add("status", Int64(event.status))
+            line.add("bytes", Int64(event.bytes))
+            line.add("duration_ms", thousandths: Int64((event.duration * 1_000_000).rounded()))
+            line.add("reqid", event.requestID)
+            line.add("remote", event.remoteAddress)
+            for (key, value) in event.fields where !Self.isReserved(key) { line.add(key, value: value) }
         }
-        logger.log(.info, "request", [
-            "method": .string(event.method.rawValue),
-            "path": .string(event.path),
-            "status": .int(Int64(event.status)),
-            "bytes": .int(Int64(event.bytes)),
-            "duration_ms": .double((event.duration * 1_000_000).rounded() / 1000),
-            "reqid": .string(event.requestID),
-            "remote": .string(event.remoteAddress),
-        ], more: more)
     }
 }

@@ -126,7 +126,7 @@ final class ExchangeProcessor: Sendable {
                 } catch {
                     response = pipeline.middleware.recover(error, request: request, context: context)
                 }
-                reply.send(response, route: routeName, fields: context.logFields)
+                reply.send(consume response, route: routeName, fields: context.logFields)
             case .tooLarge:
                 reply.send(.rendering(HTTPError.payloadTooLarge(limit: limit)), route: routeName)
             case .connectionClosed:

@@ -20,7 +20,7 @@ final class Reply: Sendable {
     /// Sends `response` unless another was sent first, then reports it with the handler's
     /// `fields`. Returns whether this one was sent.
     @discardableResult
-    func send(_ response: Response, route: String, fields: AccessLogFields? = nil) -> Bool {
+    func send(_ response: consuming Response, route: String, fields: AccessLogFields? = nil) -> Bool {
         let first = sent.withLock { done in
             defer { done = true }
             return !done
@@ -29,7 +29,10 @@ final class Reply: Sendable {
             response.body.discard()
             return false
         }
-        let raw = pipeline.raw(response, for: request)
+        let bytes = response.body.count
+        // Handed over, not copied: a copy would share the headers' storage, and the way out's
+        // first added header would copy them again.
+        let raw = pipeline.raw(consume response, for: request)
         if !exchange.respond(raw) {
             pipeline.logger.info(
                 "response not delivered", ["reqid": .string(request.requestID), "reason": "client gone or server stopping"])
@@ -37,7 +40,7 @@ final class Reply: Sendable {
         let duration = ContinuousClock.now - started
         pipeline.report(ResponseEvent(
             method: request.method, route: route, status: raw.status, duration: duration.seconds,
-            bytes: response.body.count, path: request.path, requestID: request.requestID,
+            bytes: bytes, path: request.path, requestID: request.requestID,
             remoteAddress: request.remoteAddress, fields: fields?.all ?? []))
         return true
     }

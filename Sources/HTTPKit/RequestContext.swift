@@ -43,6 +43,9 @@ public final class AccessLogFields: Sendable {
 
     func add(_ more: KeyValuePairs<String, Logger.Value>) {
         fields.withLock { list in
+            // Room for a handler's usual few calls at once: appending one by one regrew it
+            // three times for a token request's seven fields.
+            if list.capacity == 0 { list.reserveCapacity(max(8, more.count)) }
             for (key, value) in more { list.append((key, value)) }
         }
     }

@@ -9,8 +9,7 @@ struct ResponsePipeline: Sendable {
     let logger: Logger
 
     /// `response` as it goes on the wire for `request`.
-    func raw(_ response: Response, for request: Request) -> RawResponse {
-        var response = response
+    func raw(_ response: consuming Response, for request: Request) -> RawResponse {
         middleware.finish(&response, for: request)
         return Self.raw(response)
     }
@@ -23,7 +22,7 @@ struct ResponsePipeline: Sendable {
         if !response.headers.contains("Content-Type") {
             response.headers.add(name: "Content-Type", value: "application/json")
         }
-        response.headers.remove(name: "Content-Length")
+        if response.headers.contains("Content-Length") { response.headers.remove(name: "Content-Length") }
         let body: RawResponse.Body
         switch response.body {
         case .bytes(let bytes): body = .bytes(bytes)

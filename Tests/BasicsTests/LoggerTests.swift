@@ -29,6 +29,34 @@ struct LoggerTests {
         #expect(line.hasSuffix("\"n\":\(value)}\n"))
     }
 
+    /// The access log's `duration_ms` used to be written by `String(Double)`; the byte writer
+    /// must give the same text, so readers of the log see no change.
+    @Test(arguments: [0, 1, 5, 10, 100, 310, 311, 999, 1000, 1001, 12_500, 123_456_789, -311, -1000])
+    func writesThousandthsAsTheirDoubleWouldRead(value: Int64) throws {
+        let sink = LogSink.memory()
+        Logger(label: "test", sink: sink).log(.info, "n") { $0.add("ms", thousandths: value) }
+        let line = try #require(sink.capturedLines.first)
+        #expect(line.hasSuffix("\"ms\":\(String(Double(value) / 1000))}\n"))
+    }
+
+    @Test func writesByteWrittenFieldsInOrderAndEscaped() throws {
+        let sink = LogSink.memory()
+        Logger(label: "test", sink: sink).log(.info, "request") { line in
+            line.add("path", "/a \"b\"\n")
+            line.add("status", Int64(200))
+            line.add("client", value: .string("démo"))
+            line.add("ok", value: .bool(true))
+        }
+        let text = try #require(sink.capturedLines.first)
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
+        #expect(object["path"] as? String == "/a \"b\"\n")
+        #expect(object["status"] as? Int == 200)
+        #expect(object["client"] as? String == "démo")
+        #expect(object["ok"] as? Bool == true)
+        #expect(text.contains(#""msg":"request","path":"#))
+        #expect(Logger(label: "quiet", minimumLevel: .warning, sink: sink).log(.info, "x") { _ in Issue.record("written below the level") } == ())
+    }
+
     @Test func dropsLinesBelowTheMinimumLevel() {
         let sink = LogSink.memory()
         let log = Logger(label: "test", minimumLevel: .warning, sink: sink)
