@@ -111,6 +111,32 @@ final class ExchangeProcessor: Sendable {
         pipeline: ResponsePipeline
     ) {
         let routeName = route.pattern.description
+        let logger = self.logger
+        collectOnWorker(route, request: request, exchange: exchange, reply: reply) { request in
+            let context = RequestContext(requestID: request.requestID, logger: logger, route: routeName)
+            let response: Response
+            do {
+                response = try RequestContext.$current.withValue(context) { try handler(request, context) }
+            } catch {
+                response = pipeline.middleware.recover(error, request: request, context: context)
+            }
+            reply.send(consume response, route: routeName, fields: context.logFields)
+        }
+    }
+
+    /// The largest `.collect` limit whose body an asynchronous route gathers on the MHD worker
+    /// thread before its task starts (``runInTask(_:request:exchange:reply:pipeline:)``): a body
+    /// that one or a few socket reads bring. Larger ones are read in the task, with backpressure.
+    static let collectOnWorkerLimit = 64 << 10
+
+    /// Collects the body of a `.collect` route on this MHD worker thread, then calls `then` there
+    /// with the complete request. Answers a body over the limit (413) and one the client gave up
+    /// on (400, logged) itself, and then calls `failed` instead.
+    private func collectOnWorker(
+        _ route: Route, request: Request, exchange: HTTPExchange, reply: Reply,
+        failed: @escaping @Sendable () -> Void = {}, then: @escaping @Sendable (Request) -> Void
+    ) {
+        let routeName = route.pattern.description
         let limit = route.body.maxBytes
         let logger = self.logger
         exchange.collectInline(limit: limit) { outcome in
@@ -119,44 +145,57 @@ final class ExchangeProcessor: Sendable {
                 var request = request
                 request.body = body
                 request.bodyStream = RequestBodyStream(bytes: body)
-                let context = RequestContext(requestID: request.requestID, logger: logger, route: routeName)
-                let response: Response
-                do {
-                    response = try RequestContext.$current.withValue(context) { try handler(request, context) }
-                } catch {
-                    response = pipeline.middleware.recover(error, request: request, context: context)
-                }
-                reply.send(consume response, route: routeName, fields: context.logFields)
+                then(request)
             case .tooLarge:
                 reply.send(.rendering(HTTPError.payloadTooLarge(limit: limit)), route: routeName)
+                failed()
             case .connectionClosed:
                 // The client went away mid-body, as in the task path: log the request anyway.
                 reply.send(.error(status: 400, message: "request body incomplete"), route: routeName)
                 logger.info("request body incomplete", [
                     "reqid": .string(request.requestID), "reason": .string("\(HTTPExchangeError.connectionClosed)"),
                 ])
+                failed()
             }
         }
     }
 
-    /// Any other route: body and handler in a task, whose deadline (``HandlerDeadlines``)
-    /// answers 503 and cancels it if the handler has not answered by then.
+    /// Any other route: handler in a task, whose deadline (``HandlerDeadlines``) answers 503 and
+    /// cancels it if the handler has not answered by then. The deadline runs from the head, so it
+    /// bounds the body's arrival too.
+    ///
+    /// A small collected body (``collectOnWorkerLimit``) is gathered on this MHD worker thread and
+    /// the task starts once it is complete: started at the head, the task would park waiting for
+    /// the body that arrives a moment later and be woken for it, and again for its end (on
+    /// biz-server's PostgreSQL token route that was a thread wake-up or two more per request).
     private func runInTask(
         _ route: Route, request: Request, exchange: HTTPExchange, reply: Reply, pipeline: ResponsePipeline
     ) {
         let routeName = route.pattern.description
         let context = RequestContext(requestID: request.requestID, logger: logger, route: routeName)
         let ticket = deadlines.reserve()
-        let task = Task {
-            await self.run(route, request: request, exchange: exchange, reply: reply, pipeline: pipeline, context: context)
-            self.deadlines.end(ticket)
-        }
+        let handler = HandlerTask()
         let logger = self.logger
         deadlines.arm(ticket, after: route.timeout ?? handlerTimeout) {
-            task.cancel()
+            handler.cancel()
             if reply.send(.rendering(HTTPError.timedOut), route: routeName, fields: context.logFields) {
                 logger.warning("handler timed out", ["reqid": .string(request.requestID), "route": .string(routeName)])
             }
+        }
+        let start: @Sendable (Request) -> Void = { request in
+            handler.start {
+                Task {
+                    await self.run(route, request: request, exchange: exchange, reply: reply, pipeline: pipeline, context: context)
+                    self.deadlines.end(ticket)
+                }
+            }
+        }
+        if case .collect(let limit) = route.body, limit <= Self.collectOnWorkerLimit {
+            collectOnWorker(route, request: request, exchange: exchange, reply: reply, failed: {
+                self.deadlines.end(ticket)
+            }, then: start)
+        } else {
+            start(request)
         }
     }
 
@@ -170,6 +209,8 @@ final class ExchangeProcessor: Sendable {
         do {
             var request = request
             switch route.body {
+            case .collect(let limit) where limit <= Self.collectOnWorkerLimit:
+                break  // gathered on the worker thread before this task started
             case .collect(let limit):
                 request.body = try await RequestBodyStream(pieces: pieces, limit: limit).collect(upTo: limit)
                 request.bodyStream = RequestBodyStream(bytes: request.body)
@@ -197,5 +238,26 @@ final class ExchangeProcessor: Sendable {
                 pipeline.middleware.recover(error, request: request, context: context), route: routeName,
                 fields: context.logFields)
         }
+    }
+}
+
+/// The task of one handler, started once its request is ready; cancelled by its deadline,
+/// before it started too (then it never starts).
+final class HandlerTask: Sendable {
+    private let state = Mutex<(task: Task<Void, Never>?, cancelled: Bool)>((nil, false))
+
+    /// Starts the task `make` creates, unless the deadline came first.
+    func start(_ make: () -> Task<Void, Never>) {
+        state.withLock { state in
+            if !state.cancelled { state.task = make() }
+        }
+    }
+
+    /// Cancels the task, or keeps it from starting.
+    func cancel() {
+        state.withLock { state -> Task<Void, Never>? in
+            state.cancelled = true
+            return state.task
+        }?.cancel()
     }
 }

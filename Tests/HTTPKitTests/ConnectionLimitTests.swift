@@ -20,6 +20,10 @@ struct ConnectionLimitTests {
         router.put("/collect", body: .collect(maxBytes: 1 << 20)) { request, _ in
             Response(body: Array("\(request.body.count)".utf8))
         }
+        // A small limit: gathered on the worker thread before the task starts.
+        router.put("/small", body: .collect(maxBytes: 64 << 10)) { request, _ in
+            Response(body: Array("\(request.body.count)".utf8))
+        }
         // Answers well after the body is complete, as a handler that stores it does.
         router.put("/slow", body: .collect(maxBytes: 1 << 20)) { request, _ in
             try await Task.sleep(for: .milliseconds(300))
@@ -69,12 +73,12 @@ struct ConnectionLimitTests {
     /// incomplete — because MHD's edge-triggered loop misses an end of stream arriving with the
     /// last bytes. The watchdog cuts it within about two sweeps (half a second); the handler
     /// fails at once.
-    @Test(arguments: ["/stream", "/collect"])
+    @Test(arguments: ["/stream", "/collect", "/small"])
     func aClientThatHalfClosesMidBodyIsCutWithinSeconds(_ path: String) async throws {
         let configuration = HTTPServer.Configuration(
             threadCount: 2, handlerTimeout: .seconds(15), shutdownGracePeriod: .seconds(2))
         try await withServer(Self.router(), configuration: configuration) { port, server, logs in
-            let outcome = try await Self.halfClose(port: port, path, length: 100_000, sent: 1000)
+            let outcome = try await Self.halfClose(port: port, path, length: 50_000, sent: 1000)
             #expect(outcome.reply.isEmpty)
             #expect(outcome.seconds < 1, "cut after \(outcome.seconds) s")
             // The last bytes and the FIN arrive together, which MHD misses on its own (without the
@@ -99,7 +103,7 @@ struct ConnectionLimitTests {
             threadCount: 2, handlerTimeout: .seconds(15), shutdownGracePeriod: .seconds(2),
             bodyBufferLimit: 64 << 10)
         try await withServer(Self.router(), configuration: configuration) { port, server, _ in
-            for (path, length) in [("/stream", 5000), ("/collect", 5000), ("/slow", 5000), ("/late", 64 << 10)] {
+            for (path, length) in [("/stream", 5000), ("/collect", 5000), ("/small", 5000), ("/slow", 5000), ("/late", 64 << 10)] {
                 for chunked in [false, true] {
                     let complete = try await Self.halfClose(
                         port: port, path, length: length, sent: length, chunked: chunked, until: "\(length)")
@@ -210,4 +214,45 @@ struct ConnectionLimitTests {
             #expect(results == [true, true])
         }
     }
+
+    /// A small body is gathered on the worker thread before its handler's task starts; the
+    /// handler's deadline still runs from the head. A body completed only after the deadline is
+    /// answered 503 and never handled. (While a body is incomplete nothing can be sent: MHD
+    /// answers after the body, and ``HTTPExchange`` writes an early answer only as the next piece
+    /// arrives; a client that stalls for good is closed by MHD's idle timeout, on every route.)
+    @Test(arguments: [1024, 1 << 20])
+    func aBodyCompletedAfterTheDeadlineIsAnswered503AndNeverHandled(limit: Int) async throws {
+        let handled = Locked(false)
+        var router = Router()
+        router.post("/body", body: .collect(maxBytes: limit)) { request, _ in
+            handled.update { $0 = true }
+            return Response(body: request.body)
+        }
+        let configuration = HTTPServer.Configuration(
+            threadCount: 2, handlerTimeout: .milliseconds(300), shutdownGracePeriod: .seconds(2))
+        try await withServer(router, configuration: configuration) { port, _, _ in
+            let reply = try await BlockingIO.run { () throws -> String in
+                let client = try TCPConnection(port: port)
+                defer { client.close() }
+                try client.write("POST /body HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 100\r\n\r\n")
+                try client.write([UInt8](repeating: 7, count: 10))
+                Thread.sleep(forTimeInterval: 0.8)
+                try client.write([UInt8](repeating: 7, count: 90))
+                let started = Date()
+                var reply: [UInt8] = []
+                while !String(decoding: reply, as: UTF8.self).contains("}") && Date().timeIntervalSince(started) < 5 {
+                    guard let bytes = try? client.read(timeoutMilliseconds: 500) else { continue }
+                    if bytes.isEmpty { break }
+                    reply += bytes
+                }
+                return String(decoding: reply, as: UTF8.self)
+            }
+            #expect(reply.hasPrefix("HTTP/1.1 503") && reply.contains("handler timed out"), "\(reply)")
+            try await Task.sleep(for: .milliseconds(200))
+            #expect(!handled.value)
+            #expect(try await fetch(port, "POST", "/body", body: Array("ok".utf8)).text == "ok")
+            #expect(handled.value)
+        }
+    }
+
 }
