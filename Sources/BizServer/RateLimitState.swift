@@ -11,6 +11,18 @@ public protocol RateLimitState: Sendable {
     /// - Throws: `BizError.storeUnavailable` when shared state cannot be reached (503: nothing
     ///   was issued, the caller retries).
     func take(key: String, now: Double) async throws(BizError) -> Int?
+
+    /// ``take(key:now:)`` for a caller with no task: `deliver` gets its answer, on whatever
+    /// thread the limiter answers from. The default runs the async take in a task.
+    func take(key: String, now: Double, then deliver: @escaping @Sendable (Result<Int?, BizError>) -> Void)
+}
+
+extension RateLimitState {
+    public func take(key: String, now: Double, then deliver: @escaping @Sendable (Result<Int?, BizError>) -> Void) {
+        Task {
+            do throws(BizError) { deliver(.success(try await take(key: key, now: now))) } catch { deliver(.failure(error)) }
+        }
+    }
 }
 
 extension RateLimiter: RateLimitState {}

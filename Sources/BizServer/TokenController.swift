@@ -22,13 +22,21 @@ struct TokenController: Sendable {
     static let maxBodyBytes = 16 << 10
 
     /// Synchronous without end users: an API-key token is in-memory computation (lookup, rate
-    /// limit, sign), so it runs on the server's worker thread with no task or thread switch. With
-    /// a `jwt` block the route is asynchronous, since a JWT may need the JWKS fetched and the
+    /// limit, sign), so it runs on the server's worker thread with no task or thread switch.
+    /// With the shared (PostgreSQL) limiter it is deferred: the take goes to the limiter's batch
+    /// from that thread, and its callback signs and answers, still with no task per request.
+    /// With a `jwt` block the route is asynchronous, since a JWT may need the JWKS fetched and the
     /// daily byte quota read from the store; API keys then take the same synchronous path inside.
     func register(on router: inout Router) {
         if endUsers == nil, let local = limiter as? RateLimiter {
             router.postSync("/v1/uptoken", maxBodyBytes: Self.maxBodyBytes) { request, context in
                 try issue(request, context, local: local)
+            }
+        } else if endUsers == nil {
+            // The shared limiter answers a batch of takes from its own task: each request's
+            // answer is given there, with no task per request (HTTPKit's deferred route).
+            router.addDeferred(.post, "/v1/uptoken", maxBodyBytes: Self.maxBodyBytes) { request, context, responder in
+                try issue(request, context, responder)
             }
         } else {
             router.post("/v1/uptoken", body: .collect(maxBytes: Self.maxBodyBytes)) { request, context in
@@ -46,6 +54,30 @@ struct TokenController: Sendable {
             try local.take(clientID: caller.client.id, now: now)
             let tokenRequest = try TokenRequest.parse(request.body)
             return try sign(for: caller.client, subject: caller.subject, apiKey: caller.keyID, tokenRequest, now: now, context)
+        }
+    }
+
+    /// An API client's token, with the shared limiter, answered when its batch returns.
+    func issue(_ request: Request, _ context: RequestContext, _ responder: Responder) throws {
+        let now = clock.now()
+        let caller: ClientDirectory.Caller
+        do throws(BizError) {
+            try addresses?.take(request.remoteAddress, now: now)
+            caller = try clients.caller(authorization: request.headers["Authorization"])
+        } catch {
+            throw refused(error, context)
+        }
+        limiter.take(key: caller.client.id, now: now) { answer in
+            responder.answer {
+                do throws(BizError) {
+                    if let retryAfter = try answer.get() { throw BizError.rateLimited(retryAfter: retryAfter) }
+                    let tokenRequest = try TokenRequest.parse(request.body)
+                    return try sign(
+                        for: caller.client, subject: caller.subject, apiKey: caller.keyID, tokenRequest, now: now, context)
+                } catch {
+                    throw refused(error, context)
+                }
+            }
         }
     }
 

@@ -7,9 +7,10 @@ internal import NativeHTTP
 /// Runs on an MHD worker thread until the route is known: answers that need no handler (404,
 /// 405, 413 by `Content-Length`) are given synchronously, so MHD can reply before reading a body.
 /// A synchronous route's body is collected on that thread and its handler runs there too, so its
-/// response is queued without suspending the connection. Everything else runs in a task, racing
-/// a deadline: a suspended connection has no timeout of its own (microhttpd.h,
-/// MHD_suspend_connection), so this is the only one it gets.
+/// response is queued without suspending the connection. A deferred route's handler starts there
+/// too and answers later, through its ``Responder``. Everything else runs in a task. Deferred
+/// and task routes race a deadline: a suspended connection has no timeout of its own
+/// (microhttpd.h, MHD_suspend_connection), so this is the only one it gets.
 ///
 /// Every answer, from a handler or not, leaves through the router's middleware (``ResponsePipeline``);
 /// a thrown error becomes a response in the middleware's ``Middleware/recover(_:request:context:)``.
@@ -91,6 +92,8 @@ final class ExchangeProcessor: Sendable {
             }
             if let handler = route.syncHandler {
                 runInline(route, handler, request: request, exchange: exchange, reply: reply, pipeline: pipeline)
+            } else if let handler = route.deferredHandler {
+                runDeferred(route, handler, request: request, exchange: exchange, reply: reply, pipeline: pipeline)
             } else {
                 runInTask(route, request: request, exchange: exchange, reply: reply, pipeline: pipeline)
             }
@@ -121,6 +124,41 @@ final class ExchangeProcessor: Sendable {
                 response = pipeline.middleware.recover(error, request: request, context: context)
             }
             reply.send(consume response, route: routeName, fields: context.logFields)
+        }
+    }
+
+    /// A deferred route: body and handler on this MHD worker thread, the answer whenever the
+    /// handler's ``Responder`` gives it (from any thread), or 503 at the deadline.
+    private func runDeferred(
+        _ route: Route, _ handler: @escaping DeferredHTTPHandler, request: Request, exchange: HTTPExchange, reply: Reply,
+        pipeline: ResponsePipeline
+    ) {
+        let routeName = route.pattern.description
+        let context = RequestContext(requestID: request.requestID, logger: logger, route: routeName)
+        let ticket = deadlines.reserve()
+        let logger = self.logger
+        deadlines.arm(ticket, after: route.timeout ?? handlerTimeout) {
+            if reply.send(.rendering(HTTPError.timedOut), route: routeName, fields: context.logFields) {
+                logger.warning("handler timed out", ["reqid": .string(request.requestID), "route": .string(routeName)])
+            }
+        }
+        collectOnWorker(route, request: request, exchange: exchange, reply: reply, failed: {
+            self.deadlines.end(ticket)
+        }) { request in
+            let responder = Responder { result in
+                let response: Response
+                switch result {
+                case .success(let answer): response = answer
+                case .failure(let error): response = pipeline.middleware.recover(error, request: request, context: context)
+                }
+                reply.send(consume response, route: routeName, fields: context.logFields)
+                self.deadlines.end(ticket)
+            }
+            do {
+                try RequestContext.$current.withValue(context) { try handler(request, context, responder) }
+            } catch {
+                responder.answer { throw error }
+            }
         }
     }
 

@@ -1,4 +1,5 @@
 public import Basics
+import Synchronization
 
 /// Maps method + path to a handler. Built once at startup, then shared read-only.
 ///
@@ -60,6 +61,37 @@ public struct Router: Sendable {
         append(Route(
             method: method, pattern: parsed, body: .collect(maxBytes: maxBodyBytes), timeout: nil,
             handler: { request, context in try handler(request, context) }, syncHandler: handler))
+    }
+
+    /// Registers a `handler` that answers through a ``Responder`` (see ``DeferredHTTPHandler``:
+    /// it starts on the worker thread and must not block) for `method` and `pattern`. The body is
+    /// collected (at most `maxBodyBytes`, at most ``ExchangeProcessor/collectOnWorkerLimit``)
+    /// before it runs; `timeout` (default: the server's handler timeout) bounds the answer.
+    public mutating func addDeferred(
+        _ method: HTTPMethod, _ pattern: String, maxBodyBytes: Int = 16 << 10, timeout: Duration? = nil,
+        handler: @escaping DeferredHTTPHandler
+    ) {
+        guard let parsed = RoutePattern(pattern) else { preconditionFailure("invalid route pattern \(pattern)") }
+        precondition(maxBodyBytes <= ExchangeProcessor.collectOnWorkerLimit, "a deferred route's body is collected inline")
+        var route = Route(
+            method: method, pattern: parsed, body: .collect(maxBytes: maxBodyBytes), timeout: timeout,
+            handler: { request, context in try await Self.answer(request, context, handler) }, syncHandler: nil)
+        route.deferredHandler = handler
+        append(route)
+    }
+
+    /// A deferred handler's answer, awaited: how it runs in-process (``respond(to:logger:)``).
+    private static func answer(
+        _ request: Request, _ context: RequestContext, _ handler: @escaping DeferredHTTPHandler
+    ) async throws -> Response {
+        let answered = Mutex(false)
+        return try await withCheckedThrowingContinuation { continuation in
+            let responder = Responder { result in
+                guard answered.withLock({ done in defer { done = true }; return !done }) else { return }
+                continuation.resume(with: result)
+            }
+            do { try handler(request, context, responder) } catch { responder.answer { throw error } }
+        }
     }
 
     private mutating func append(_ route: Route) {

@@ -34,6 +34,24 @@ enum RateLimitKind: String, CaseIterable, CustomTestStringConvertible {
         #expect(try await limiter.take(key: "demo", now: 100.5) == 1)
     }
 
+    /// The form a request with no task uses (biz-server's token route on PostgreSQL): the same
+    /// bucket, the same answers.
+    @Test(arguments: RateLimitKind.allCases)
+    func theTakeWithACallbackSpendsFromTheSameBucket(kind: RateLimitKind) async throws {
+        let limiter = try await kind.factory()("client", Self.rate)
+        func take(_ now: Double) async throws -> Int? {
+            try await withCheckedContinuation { continuation in
+                limiter.take(key: "demo", now: now) { continuation.resume(returning: $0) }
+            }.get()
+        }
+        #expect(try await take(100) == nil)
+        #expect(try await limiter.take(key: "demo", now: 100) == nil)
+        #expect(try await take(100) == nil)
+        #expect(try await take(100) == 1)
+        #expect(try await limiter.take(key: "demo", now: 100) == 1)
+        #expect(try await take(100.5) == nil)
+    }
+
     @Test(arguments: RateLimitKind.allCases)
     func refillStopsAtTheBurstAndAClockSteppingBackMintsNothing(kind: RateLimitKind) async throws {
         let limiter = try await kind.factory()("client", BizServerConfiguration.RateLimit(tokensPerSecond: 1, burst: 2))

@@ -36,7 +36,7 @@ public final class PostgresRateLimiter: RateLimitState {
 
     private struct Waiter {
         let now: Double
-        let continuation: CheckedContinuation<Result<Int?, BizError>, Never>
+        let deliver: @Sendable (Result<Int?, BizError>) -> Void
     }
 
     private let pool: PostgresPool
@@ -86,15 +86,24 @@ public final class PostgresRateLimiter: RateLimitState {
             return try answer.get()
         }
         return try await withCheckedContinuation { continuation in
-            // The statement in flight may have returned since: then this take starts the next.
-            let waiter = Waiter(now: now, continuation: continuation)
-            let start = queues.withLock { queues in
-                let start = queues[key] == nil
-                queues[key, default: []].append(waiter)
-                return start
-            }
-            if start { Task { await self.drain(key: key, self.nextBatch(key: key) ?? []) } }
+            enqueue(key: key, Waiter(now: now) { continuation.resume(returning: $0) })
         }.get()
+    }
+
+    /// See ``RateLimitState/take(key:now:then:)``: queued like a take that waits, so a request
+    /// needs no task of its own; `deliver` runs on the limiter's task, in batch order.
+    public func take(key: String, now: Double, then deliver: @escaping @Sendable (Result<Int?, BizError>) -> Void) {
+        enqueue(key: key, Waiter(now: now, deliver: deliver))
+    }
+
+    private func enqueue(key: String, _ waiter: Waiter) {
+        // The statement in flight may have returned since: then this take starts the next.
+        let start = queues.withLock { queues in
+            let start = queues[key] == nil
+            queues[key, default: []].append(waiter)
+            return start
+        }
+        if start { Task { await self.drain(key: key, self.nextBatch(key: key) ?? []) } }
     }
 
     /// Answers `batch`, then the batches that queued behind it, until none is waiting.
@@ -102,7 +111,7 @@ public final class PostgresRateLimiter: RateLimitState {
         var batch = batch
         while !batch.isEmpty {
             let answers = await answers(key: key, count: batch.count, now: batch.map(\.now).max()!)
-            for (waiter, answer) in zip(batch, answers) { waiter.continuation.resume(returning: answer) }
+            for (waiter, answer) in zip(batch, answers) { waiter.deliver(answer) }
             batch = nextBatch(key: key) ?? []
         }
     }
