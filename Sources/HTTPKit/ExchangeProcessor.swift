@@ -145,6 +145,9 @@ final class ExchangeProcessor: Sendable {
         collectOnWorker(route, request: request, exchange: exchange, reply: reply, failed: {
             self.deadlines.end(ticket)
         }) { request in
+            // A body completed after the deadline: answered 503 already, the handler never runs
+            // (as a task's never starts), so it spends nothing, a rate-limit token included.
+            guard !reply.isSent else { return }
             let responder = Responder { result in
                 let response: Response
                 switch result {

@@ -17,6 +17,9 @@ final class Reply: Sendable {
         self.request = request
     }
 
+    /// Whether an answer has been sent (a deferred handler whose deadline came first is not run).
+    var isSent: Bool { sent.withLock { $0 } }
+
     /// Sends `response` unless another was sent first, then reports it with the handler's
     /// `fields`. Returns whether this one was sent.
     @discardableResult

@@ -215,18 +215,26 @@ struct ConnectionLimitTests {
         }
     }
 
-    /// A small body is gathered on the worker thread before its handler's task starts; the
-    /// handler's deadline still runs from the head. A body completed only after the deadline is
-    /// answered 503 and never handled. (While a body is incomplete nothing can be sent: MHD
+    /// A small body is gathered on the worker thread before its handler's task starts (or a
+    /// deferred handler runs); the deadline still runs from the head. A body completed only after
+    /// the deadline is answered 503 and never handled, on each kind of route. (While a body is incomplete nothing can be sent: MHD
     /// answers after the body, and ``HTTPExchange`` writes an early answer only as the next piece
     /// arrives; a client that stalls for good is closed by MHD's idle timeout, on every route.)
-    @Test(arguments: [1024, 1 << 20])
-    func aBodyCompletedAfterTheDeadlineIsAnswered503AndNeverHandled(limit: Int) async throws {
+    @Test(arguments: ["task, small body", "task, large limit", "deferred"])
+    func aBodyCompletedAfterTheDeadlineIsAnswered503AndNeverHandled(route kind: String) async throws {
         let handled = Locked(false)
         var router = Router()
-        router.post("/body", body: .collect(maxBytes: limit)) { request, _ in
-            handled.update { $0 = true }
-            return Response(body: request.body)
+        switch kind {
+        case "deferred":
+            router.addDeferred(.post, "/body", maxBodyBytes: 1024) { request, _, responder in
+                handled.update { $0 = true }
+                responder.answer { Response(body: request.body) }
+            }
+        default:
+            router.post("/body", body: .collect(maxBytes: kind == "task, small body" ? 1024 : 1 << 20)) { request, _ in
+                handled.update { $0 = true }
+                return Response(body: request.body)
+            }
         }
         let configuration = HTTPServer.Configuration(
             threadCount: 2, handlerTimeout: .milliseconds(300), shutdownGracePeriod: .seconds(2))

@@ -25,7 +25,8 @@ import Synchronization
 /// waiter of its batch gets `storeUnavailable` (nothing was spent) and later takes go on.
 /// Queued batches run in a task of the limiter's, not a caller's, and a waiting take is not
 /// withdrawn when its caller is cancelled: it is answered by its batch, so each token is spent
-/// once, its caller learns of it, and one caller's cancellation fails nobody else.
+/// once, its caller learns of it, and one caller's cancellation fails nobody else. A take with
+/// a callback (``take(key:now:then:)``) waits in the same queue and is answered from that task.
 ///
 /// Times are the instances' clocks (Unix seconds, as the in-process limiter); a batch refills to
 /// the latest `now` among its takes. Instances whose clocks differ by a few milliseconds only
