@@ -48,5 +48,5 @@ public struct Route: Sendable {
     /// Set for routes registered with ``Router/addSync(_:_:maxBodyBytes:handler:)``.
     public let syncHandler: SyncHTTPHandler?
     /// Set for routes registered with ``Router/addDeferred(_:_:maxBodyBytes:timeout:handler:)``.
-    public var deferredHandler: DeferredHTTPHandler? = nil
+    public internal(set) var deferredHandler: DeferredHTTPHandler? = nil
 }

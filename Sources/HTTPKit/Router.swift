@@ -65,7 +65,7 @@ public struct Router: Sendable {
 
     /// Registers a `handler` that answers through a ``Responder`` (see ``DeferredHTTPHandler``:
     /// it starts on the worker thread and must not block) for `method` and `pattern`. The body is
-    /// collected (at most `maxBodyBytes`, at most ``ExchangeProcessor/collectOnWorkerLimit``)
+    /// collected on that thread (at most `maxBodyBytes`, which may not exceed 64 KiB; more is 413)
     /// before it runs; `timeout` (default: the server's handler timeout) bounds the answer.
     public mutating func addDeferred(
         _ method: HTTPMethod, _ pattern: String, maxBodyBytes: Int = 16 << 10, timeout: Duration? = nil,
