@@ -24,6 +24,13 @@ import Synchronization
 /// MHD's loop then sees the failure and closes the connection on its own thread; the handler's
 /// body read fails at once with "connection closed".
 ///
+/// 3. **An answer held back by a body that stopped** — not a cut. A request answered while its
+///    body still arrives (its deadline's 503) gets the answer written with the body's next piece
+///    (``EarlyResponse``), since MHD sends only after the body. When no byte has come for two
+///    sweeps, the watchdog writes it instead, under its lock (the socket stays valid), and shuts
+///    the sending side; MHD goes on discarding whatever the client still sends until it closes.
+///    Without it a client that stalled mid-body heard nothing until MHD's idle timeout.
+///
 /// The fd stays valid while it is listed: MHD calls `MHD_CONNECTION_NOTIFY_CLOSED` (which
 /// unlists it under the same lock the timer holds while it looks at sockets) before it closes
 /// the socket, so the timer never touches a descriptor number that was reused.
@@ -137,6 +144,22 @@ final class ConnectionWatchdog: Sendable {
                     continue
                 }
                 guard let watch = entry.body else { continue }
+                if let received = watch.exchange.bytesIfAnsweredWhileReading {
+                    // Answered (a deadline) while the body still arrives, and no byte came since
+                    // the previous sweep, which would have carried the answer out: write it now.
+                    guard watch.stalledAt == received else {
+                        entries[connection]?.body?.stalledAt = received
+                        continue
+                    }
+                    if let answer = watch.exchange.takeAnswerWhileReading() {
+                        if !EarlyResponse.write(answer, to: entry.descriptor) {
+                            HTTPExchange.dispose(answer)
+                            cmhd_shutdown_socket(entry.descriptor)
+                        }
+                    }
+                    entries[connection]?.body = nil
+                    continue
+                }
                 guard let received = watch.exchange.bytesIfReadingUnheld,
                     cmhd_peer_finished(entry.descriptor) == 1
                 else {

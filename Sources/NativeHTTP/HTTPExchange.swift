@@ -82,6 +82,30 @@ public final class HTTPExchange: Sendable {
         }
     }
 
+    /// The body bytes received so far while an answer waits to be written before the body has
+    /// ended (a deadline's 503 for a body still arriving); `nil` otherwise. ``receive(_:)`` writes
+    /// such an answer with the next piece; ``ConnectionWatchdog`` writes it when no piece comes.
+    var bytesIfAnsweredWhileReading: Int? {
+        state.withLock { s in
+            s.responded && !s.answeredEarly && !s.bodyFinished && !s.closed && s.pendingResponse != nil
+                ? s.receivedBytes : nil
+        }
+    }
+
+    /// Takes the answer waiting as ``bytesIfAnsweredWhileReading`` describes, to be written now
+    /// (``EarlyResponse``); the final call then closes the connection. `nil` if there is none
+    /// any more (the next piece's ``receive(_:)`` wrote it, or the body ended and MHD sends it).
+    func takeAnswerWhileReading() -> RawResponse? {
+        state.withLock { s in
+            guard s.responded, !s.answeredEarly, !s.bodyFinished, !s.closed, let response = s.pendingResponse else {
+                return nil
+            }
+            s.pendingResponse = nil
+            s.answeredEarly = true
+            return response
+        }
+    }
+
     /// Sends `response` (once). Returns `false` if a response was already given or the client is
     /// gone; in that case a file body's descriptor is closed (a streamed body's source cancelled)
     /// here.

@@ -215,14 +215,9 @@ struct ConnectionLimitTests {
         }
     }
 
-    /// A small body is gathered on the worker thread before its handler's task starts (or a
-    /// deferred handler runs); the deadline still runs from the head. A body completed only after
-    /// the deadline is answered 503 and never handled, on each kind of route. (While a body is incomplete nothing can be sent: MHD
-    /// answers after the body, and ``HTTPExchange`` writes an early answer only as the next piece
-    /// arrives; a client that stalls for good is closed by MHD's idle timeout, on every route.)
-    @Test(arguments: ["task, small body", "task, large limit", "deferred"])
-    func aBodyCompletedAfterTheDeadlineIsAnswered503AndNeverHandled(route kind: String) async throws {
-        let handled = Locked(false)
+    /// A route of `kind` at `/body` (a task with a small or a large collected body, or a deferred
+    /// handler) that records whether its handler ran.
+    private static func bodyRoute(_ kind: String, handled: Locked<Bool>) -> Router {
         var router = Router()
         switch kind {
         case "deferred":
@@ -236,9 +231,49 @@ struct ConnectionLimitTests {
                 return Response(body: request.body)
             }
         }
+        return router
+    }
+
+    /// A client that stops mid-body (no FIN) gets its deadline's 503 within about two watchdog
+    /// sweeps of the deadline: MHD sends only after the body, and the answer used to wait for the
+    /// next piece, that is for MHD's idle timeout (60 s). The handler never runs.
+    @Test(arguments: ["task, small body", "task, large limit", "deferred"])
+    func aBodyThatStopsMidWayGetsIts503SoonAfterTheDeadline(route kind: String) async throws {
+        let handled = Locked(false)
         let configuration = HTTPServer.Configuration(
             threadCount: 2, handlerTimeout: .milliseconds(300), shutdownGracePeriod: .seconds(2))
-        try await withServer(router, configuration: configuration) { port, _, _ in
+        try await withServer(Self.bodyRoute(kind, handled: handled), configuration: configuration) { port, _, _ in
+            let (seconds, reply) = try await BlockingIO.run { () throws -> (Double, String) in
+                let client = try TCPConnection(port: port)
+                defer { client.close() }
+                let started = Date()
+                try client.write("POST /body HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 100\r\n\r\n")
+                try client.write([UInt8](repeating: 7, count: 10))
+                var reply: [UInt8] = []
+                while Date().timeIntervalSince(started) < 10 {
+                    guard let bytes = try? client.read(timeoutMilliseconds: 500) else { continue }
+                    if bytes.isEmpty { break }  // the server's FIN after the answer
+                    reply += bytes
+                }
+                return (Date().timeIntervalSince(started), String(decoding: reply, as: UTF8.self))
+            }
+            #expect(reply.hasPrefix("HTTP/1.1 503") && reply.hasSuffix(#"{"error":"handler timed out"}"#), "\(reply)")
+            #expect(reply.contains("Connection: close"))
+            #expect(seconds < 3, "answered after \(seconds) s")
+            #expect(!handled.value)
+            #expect(try await fetch(port, "POST", "/body", body: Array("ok".utf8)).text == "ok")
+        }
+    }
+
+    /// A small body is gathered on the worker thread before its handler's task starts (or a
+    /// deferred handler runs); the deadline still runs from the head. A body completed only after
+    /// the deadline is answered 503 and never handled, on each kind of route.
+    @Test(arguments: ["task, small body", "task, large limit", "deferred"])
+    func aBodyCompletedAfterTheDeadlineIsAnswered503AndNeverHandled(route kind: String) async throws {
+        let handled = Locked(false)
+        let configuration = HTTPServer.Configuration(
+            threadCount: 2, handlerTimeout: .milliseconds(300), shutdownGracePeriod: .seconds(2))
+        try await withServer(Self.bodyRoute(kind, handled: handled), configuration: configuration) { port, _, _ in
             let reply = try await BlockingIO.run { () throws -> String in
                 let client = try TCPConnection(port: port)
                 defer { client.close() }
