@@ -135,13 +135,7 @@ final class ExchangeProcessor: Sendable {
     ) {
         let routeName = route.pattern.description
         let context = RequestContext(requestID: request.requestID, logger: logger, route: routeName)
-        let ticket = deadlines.reserve()
-        let logger = self.logger
-        deadlines.arm(ticket, after: route.timeout ?? handlerTimeout) {
-            if reply.send(.rendering(HTTPError.timedOut), route: routeName, fields: context.logFields) {
-                logger.warning("handler timed out", ["reqid": .string(request.requestID), "route": .string(routeName)])
-            }
-        }
+        let ticket = armDeadline(route, request: request, reply: reply, context: context)
         collectOnWorker(route, request: request, exchange: exchange, reply: reply, failed: {
             self.deadlines.end(ticket)
         }) { request in
@@ -163,6 +157,23 @@ final class ExchangeProcessor: Sendable {
                 responder.answer { throw error }
             }
         }
+    }
+
+    /// The deadline of a deferred or task route's answer, from now: when it passes, `expire`
+    /// runs (a task's cancellation), then 503 is sent unless an answer was, and logged.
+    private func armDeadline(
+        _ route: Route, request: Request, reply: Reply, context: RequestContext,
+        expire: @escaping @Sendable () -> Void = {}
+    ) -> HandlerDeadlines.Ticket {
+        let ticket = deadlines.reserve()
+        let logger = self.logger
+        deadlines.arm(ticket, after: route.timeout ?? handlerTimeout) {
+            expire()
+            if reply.send(.rendering(HTTPError.timedOut), route: context.route, fields: context.logFields) {
+                logger.warning("handler timed out", ["reqid": .string(request.requestID), "route": .string(context.route)])
+            }
+        }
+        return ticket
     }
 
     /// The largest `.collect` limit whose body an asynchronous route gathers on the MHD worker
@@ -212,17 +223,9 @@ final class ExchangeProcessor: Sendable {
     private func runInTask(
         _ route: Route, request: Request, exchange: HTTPExchange, reply: Reply, pipeline: ResponsePipeline
     ) {
-        let routeName = route.pattern.description
-        let context = RequestContext(requestID: request.requestID, logger: logger, route: routeName)
-        let ticket = deadlines.reserve()
+        let context = RequestContext(requestID: request.requestID, logger: logger, route: route.pattern.description)
         let handler = HandlerTask()
-        let logger = self.logger
-        deadlines.arm(ticket, after: route.timeout ?? handlerTimeout) {
-            handler.cancel()
-            if reply.send(.rendering(HTTPError.timedOut), route: routeName, fields: context.logFields) {
-                logger.warning("handler timed out", ["reqid": .string(request.requestID), "route": .string(routeName)])
-            }
-        }
+        let ticket = armDeadline(route, request: request, reply: reply, context: context) { handler.cancel() }
         let start: @Sendable (Request) -> Void = { request in
             handler.start {
                 Task {

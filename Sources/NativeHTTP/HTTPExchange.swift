@@ -42,6 +42,18 @@ public final class HTTPExchange: Sendable {
         /// The first of the pieces gathered for a parked reader (``HTTPExchange/take(_:)``),
         /// taken from the queue; nil when no reader is parked.
         mutating func takeGathered() -> [UInt8]? { waiter == nil ? nil : pieces.popFirst() }
+
+        /// An answer was given while the body still arrives and is not written yet: MHD sends
+        /// only after the body, so it goes out as an ``EarlyResponse``.
+        var earlyAnswerIsDue: Bool { responded && !answeredEarly && !bodyFinished && !closed && pendingResponse != nil }
+
+        /// Takes that answer to be written now; the final call then closes the connection.
+        mutating func takeEarlyAnswer() -> RawResponse? {
+            guard earlyAnswerIsDue, let response = pendingResponse else { return nil }
+            pendingResponse = nil
+            answeredEarly = true
+            return response
+        }
     }
 
     /// A body being collected on the worker thread, and who gets it.
@@ -86,24 +98,14 @@ public final class HTTPExchange: Sendable {
     /// ended (a deadline's 503 for a body still arriving); `nil` otherwise. ``receive(_:)`` writes
     /// such an answer with the next piece; ``ConnectionWatchdog`` writes it when no piece comes.
     var bytesIfAnsweredWhileReading: Int? {
-        state.withLock { s in
-            s.responded && !s.answeredEarly && !s.bodyFinished && !s.closed && s.pendingResponse != nil
-                ? s.receivedBytes : nil
-        }
+        state.withLock { $0.earlyAnswerIsDue ? $0.receivedBytes : nil }
     }
 
     /// Takes the answer waiting as ``bytesIfAnsweredWhileReading`` describes, to be written now
     /// (``EarlyResponse``); the final call then closes the connection. `nil` if there is none
     /// any more (the next piece's ``receive(_:)`` wrote it, or the body ended and MHD sends it).
     func takeAnswerWhileReading() -> RawResponse? {
-        state.withLock { s in
-            guard s.responded, !s.answeredEarly, !s.bodyFinished, !s.closed, let response = s.pendingResponse else {
-                return nil
-            }
-            s.pendingResponse = nil
-            s.answeredEarly = true
-            return response
-        }
+        state.withLock { $0.takeEarlyAnswer() }
     }
 
     /// Sends `response` (once). Returns `false` if a response was already given or the client is
@@ -196,12 +198,7 @@ public final class HTTPExchange: Sendable {
     /// after the whole body, which for a large one never comes.
     func receive(_ piece: [UInt8]) -> Bool {
         let keepOpen = take(piece)
-        let early = state.withLock { s -> RawResponse? in
-            guard s.responded, !s.answeredEarly, let response = s.pendingResponse else { return nil }
-            s.pendingResponse = nil
-            s.answeredEarly = true
-            return response
-        }
+        let early = state.withLock { $0.takeEarlyAnswer() }
         guard let early else { return keepOpen }
         guard EarlyResponse.write(early, to: unsafe cmhd_connection_fd(connection.pointer)) else {
             Self.dispose(early)

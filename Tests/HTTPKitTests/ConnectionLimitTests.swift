@@ -57,15 +57,25 @@ struct ConnectionLimitTests {
             if chunked { try client.write("\r\n0\r\n\r\n") }
             client.shutdownWrite()
             let started = Date()
-            var reply: [UInt8] = []
-            while Date().timeIntervalSince(started) < 20 {
-                guard let bytes = try? client.read(timeoutMilliseconds: 500) else { continue }
-                if bytes.isEmpty { break }
-                reply += bytes
-                if let suffix, String(decoding: reply, as: UTF8.self).hasSuffix(suffix) { break }
-            }
-            return (Date().timeIntervalSince(started), String(decoding: reply, as: UTF8.self))
+            let reply = readReply(client, within: 20) { reply in suffix.map { reply.hasSuffix($0) } ?? false }
+            return (Date().timeIntervalSince(started), reply)
         }
+    }
+
+    /// What arrives on `client` within `seconds`: until end of stream, or until `isWhole` says
+    /// the reply so far is complete.
+    private static func readReply(
+        _ client: TCPConnection, within seconds: Double, until isWhole: (String) -> Bool = { _ in false }
+    ) -> String {
+        let started = Date()
+        var reply: [UInt8] = []
+        while Date().timeIntervalSince(started) < seconds {
+            guard let bytes = try? client.read(timeoutMilliseconds: 500) else { continue }
+            if bytes.isEmpty { break }
+            reply += bytes
+            if isWhole(String(decoding: reply, as: UTF8.self)) { break }
+        }
+        return String(decoding: reply, as: UTF8.self)
     }
 
     /// Found by issue 5's net-fault suite: a client that half-closes in the middle of a body was
@@ -249,13 +259,8 @@ struct ConnectionLimitTests {
                 let started = Date()
                 try client.write("POST /body HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 100\r\n\r\n")
                 try client.write([UInt8](repeating: 7, count: 10))
-                var reply: [UInt8] = []
-                while Date().timeIntervalSince(started) < 10 {
-                    guard let bytes = try? client.read(timeoutMilliseconds: 500) else { continue }
-                    if bytes.isEmpty { break }  // the server's FIN after the answer
-                    reply += bytes
-                }
-                return (Date().timeIntervalSince(started), String(decoding: reply, as: UTF8.self))
+                let reply = Self.readReply(client, within: 10)  // until the server's FIN after the answer
+                return (Date().timeIntervalSince(started), reply)
             }
             #expect(reply.hasPrefix("HTTP/1.1 503") && reply.hasSuffix(#"{"error":"handler timed out"}"#), "\(reply)")
             #expect(reply.contains("Connection: close"))
@@ -281,14 +286,7 @@ struct ConnectionLimitTests {
                 try client.write([UInt8](repeating: 7, count: 10))
                 Thread.sleep(forTimeInterval: 0.8)
                 try client.write([UInt8](repeating: 7, count: 90))
-                let started = Date()
-                var reply: [UInt8] = []
-                while !String(decoding: reply, as: UTF8.self).contains("}") && Date().timeIntervalSince(started) < 5 {
-                    guard let bytes = try? client.read(timeoutMilliseconds: 500) else { continue }
-                    if bytes.isEmpty { break }
-                    reply += bytes
-                }
-                return String(decoding: reply, as: UTF8.self)
+                return Self.readReply(client, within: 5) { $0.contains("}") }
             }
             #expect(reply.hasPrefix("HTTP/1.1 503") && reply.contains("handler timed out"), "\(reply)")
             try await Task.sleep(for: .milliseconds(200))
