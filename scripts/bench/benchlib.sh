@@ -95,9 +95,15 @@ start_up() {  # [log level, default $up_log_level, else warning]
     up_url="http://127.0.0.1:$port"
     wait_ready up-server "$up_pid" "$up_url/healthz"
 }
-# CPU seconds (user + system) the running up-server has used so far: less sensitive than MB/s to
-# whatever else shares the cores.
-up_cpu() { awk -v hz="$(getconf CLK_TCK)" '{ sub(/^.*\) /, ""); printf "%.2f", ($12 + $13) / hz }' "/proc/$up_pid/stat"; }
+# CPU seconds (user + system) the processes PID... have used so far, together (one that has
+# exited counts nothing): less sensitive than MB/s to whatever else shares the cores.
+cpu_seconds() {
+    local p
+    for p in "$@"; do [[ -r /proc/$p/stat ]] && cat "/proc/$p/stat"; done \
+        | awk -v hz="$(getconf CLK_TCK)" '{ sub(/^.*\) /, ""); total += $12 + $13 } END { printf "%.2f", total / hz }'
+}
+# The same for the running up-server.
+up_cpu() { cpu_seconds "$up_pid"; }
 # VmHWM of the running up-server in KiB.
 up_hwm() { awk '/^VmHWM:/ {print $2}' "/proc/$up_pid/status"; }
 # bench_stop_hook: a function the benchmark may define to run before up-server stops (perf).
