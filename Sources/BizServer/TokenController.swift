@@ -49,33 +49,23 @@ struct TokenController: Sendable {
     func issue(_ request: Request, _ context: RequestContext, local: RateLimiter) throws -> Response {
         try recordingRefusals(context) { () throws(BizError) in
             let now = clock.now()
-            try addresses?.take(request.remoteAddress, now: now)
-            let caller = try clients.caller(authorization: request.headers["Authorization"])
+            let caller = try self.caller(of: request, now: now)
             try local.take(clientID: caller.client.id, now: now)
-            let tokenRequest = try TokenRequest.parse(request.body)
-            return try sign(for: caller.client, subject: caller.subject, apiKey: caller.keyID, tokenRequest, now: now, context)
+            return try token(for: caller, request, now: now, context)
         }
     }
 
     /// An API client's token, with the shared limiter, answered when its batch returns.
     func issue(_ request: Request, _ context: RequestContext, _ responder: Responder) throws {
         let now = clock.now()
-        let caller: ClientDirectory.Caller
-        do throws(BizError) {
-            try addresses?.take(request.remoteAddress, now: now)
-            caller = try clients.caller(authorization: request.headers["Authorization"])
-        } catch {
-            throw refused(error, context)
+        let caller = try recordingRefusals(context) { () throws(BizError) -> ClientDirectory.Caller in
+            try self.caller(of: request, now: now)
         }
         limiter.take(key: caller.client.id, now: now) { answer in
             responder.answer {
-                do throws(BizError) {
+                try recordingRefusals(context) { () throws(BizError) in
                     if let retryAfter = try answer.get() { throw BizError.rateLimited(retryAfter: retryAfter) }
-                    let tokenRequest = try TokenRequest.parse(request.body)
-                    return try sign(
-                        for: caller.client, subject: caller.subject, apiKey: caller.keyID, tokenRequest, now: now, context)
-                } catch {
-                    throw refused(error, context)
+                    return try token(for: caller, request, now: now, context)
                 }
             }
         }
@@ -86,16 +76,28 @@ struct TokenController: Sendable {
         if let local = limiter as? RateLimiter { return try issue(request, context, local: local) }
         do throws(BizError) {
             let now = clock.now()
-            try addresses?.take(request.remoteAddress, now: now)
-            let caller = try clients.caller(authorization: request.headers["Authorization"])
+            let caller = try self.caller(of: request, now: now)
             if let retryAfter = try await limiter.take(key: caller.client.id, now: now) {
                 throw BizError.rateLimited(retryAfter: retryAfter)
             }
-            let tokenRequest = try TokenRequest.parse(request.body)
-            return try sign(for: caller.client, subject: caller.subject, apiKey: caller.keyID, tokenRequest, now: now, context)
+            return try token(for: caller, request, now: now, context)
         } catch {
             throw refused(error, context)
         }
+    }
+
+    /// The API client asking, once the per-address limit (if configured) let the request in.
+    private func caller(of request: Request, now: Double) throws(BizError) -> ClientDirectory.Caller {
+        try addresses?.take(request.remoteAddress, now: now)
+        return try clients.caller(authorization: request.headers["Authorization"])
+    }
+
+    /// `caller`'s token for the request's body, once its rate limit let it through.
+    private func token(
+        for caller: ClientDirectory.Caller, _ request: Request, now: Double, _ context: RequestContext
+    ) throws(BizError) -> Response {
+        let tokenRequest = try TokenRequest.parse(request.body)
+        return try sign(for: caller.client, subject: caller.subject, apiKey: caller.keyID, tokenRequest, now: now, context)
     }
 
     /// An end user's token when the bearer is a JWT, else an API client's. An issued key
@@ -134,9 +136,9 @@ struct TokenController: Sendable {
         return Response.json(raw: Self.json(issued), headers: ["Cache-Control": "no-store"])
     }
 
-    private func recordingRefusals(
-        _ context: RequestContext, _ body: () throws(BizError) -> Response
-    ) throws(BizError) -> Response {
+    private func recordingRefusals<Value>(
+        _ context: RequestContext, _ body: () throws(BizError) -> Value
+    ) throws(BizError) -> Value {
         do {
             return try body()
         } catch {
