@@ -40,6 +40,8 @@ let package = Package(
         .systemLibrary(name: "CSQLite3", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
         .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
+        // glibc's GNU extensions that Swift's Glibc module does not declare (sched_getcpu).
+        .systemLibrary(name: "CLinuxExtras"),
 
         // MARK: Native — the only importers of C, the only users of Unsafe*
         .target(name: "NativePostgres", dependencies: ["CLibPQ", "NativeOS"], swiftSettings: native),
@@ -53,7 +55,9 @@ let package = Package(
                 "CZlib",
             ],
             swiftSettings: native),
-        .target(name: "NativeOS", swiftSettings: native),
+        .target(
+            name: "NativeOS", dependencies: [.target(name: "CLinuxExtras", condition: .when(platforms: [.linux]))],
+            swiftSettings: native),
         .target(name: "NativeStore", dependencies: ["CSQLite3", "NativeOS"], swiftSettings: native),
         .target(name: "NativeHTTP", dependencies: ["CMicroHTTPD", "NativeOS"], swiftSettings: native),
         .target(name: "NativeCurl", dependencies: ["CCurl", "NativeOS"], swiftSettings: native),
@@ -61,7 +65,7 @@ let package = Package(
         .target(name: "NativeTestSupport", swiftSettings: native),
 
         // MARK: Safe layers
-        .target(name: "Basics", swiftSettings: safeOnly),
+        .target(name: "Basics", dependencies: ["NativeOS"], swiftSettings: safeOnly),
         .target(name: "UpCore", dependencies: ["NativeCrypto"], swiftSettings: safeOnly),
         .target(name: "HTTPKit", dependencies: ["NativeHTTP", "NativeOS", "Basics"], swiftSettings: safeOnly),
         // One durable delivery machine and store role for both servers (DESIGN.md "Round 2").

@@ -2,16 +2,21 @@ import Synchronization
 
 /// The port a server actually bound (known only after it starts), shared with closures built
 /// earlier that derive URLs from it — the callback URL in tokens, `host` in up-server replies.
+///
+/// Read on every token request, from every worker thread: an atomic load, not a lock.
 public final class BoundPort: Sendable {
-    private let port = Mutex<Int?>(nil)
+    private let port = Atomic<Int>(-1)  // -1: none yet
 
     /// Creates an empty cell.
     public init() {}
 
     /// The bound port, or nil before the server started.
     public var value: Int? {
-        get { port.withLock { $0 } }
-        set { port.withLock { $0 = newValue } }
+        get {
+            let port = port.load(ordering: .acquiring)
+            return port < 0 ? nil : port
+        }
+        set { port.store(newValue.map { max(0, $0) } ?? -1, ordering: .releasing) }
     }
 }
 

@@ -1,4 +1,5 @@
 import Basics
+import Foundation
 import Testing
 
 @Suite("Metrics")
@@ -54,6 +55,31 @@ struct MetricsTests {
         #expect(metrics.value("t_total", ["a"]) == 8000)
         #expect(metrics.render().contains("t_seconds_count 8000\n"))
         #expect(metrics.render().split(separator: "\n").filter { $0 == "# TYPE t_total counter" }.count == 1)
+    }
+
+    /// Counters and histograms keep one shard per processor: threads on every core updating at
+    /// once must still add up exactly, bucket by bucket, in `value` and in the rendered text.
+    @Test func updatesFromEveryCoreAddUpAcrossShards() {
+        let metrics = Metrics()
+        let hits = metrics.counter("hits_total", "Hits.", labels: ["route"])
+        let latency = metrics.histogram("latency_seconds", "Latency.", buckets: [0.1, 1])
+        let threads = max(4, 2 * ProcessInfo.processInfo.activeProcessorCount)
+        let rounds = 20_000
+        DispatchQueue.concurrentPerform(iterations: threads) { thread in
+            for round in 0..<rounds {
+                hits.increment(["/a"])
+                latency.observe(round % 2 == 0 ? 0.05 : (thread % 2 == 0 ? 0.5 : 5))
+            }
+        }
+        let total = threads * rounds
+        let slow = (threads + 1) / 2 * rounds / 2  // even threads' odd rounds: 0.5 s
+        #expect(metrics.value("hits_total", ["/a"]) == Double(total))
+        let text = metrics.render()
+        #expect(text.contains("hits_total{route=\"/a\"} \(total)\n"))
+        #expect(text.contains("latency_seconds_bucket{le=\"0.1\"} \(total / 2)\n"))
+        #expect(text.contains("latency_seconds_bucket{le=\"1\"} \(total / 2 + slow)\n"))
+        #expect(text.contains("latency_seconds_bucket{le=\"+Inf\"} \(total)\n"))
+        #expect(text.contains("latency_seconds_count \(total)\n"))
     }
 
     @Test func gaugeGoesUpAndDown() {
