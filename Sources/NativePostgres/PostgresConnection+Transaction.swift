@@ -13,7 +13,9 @@ extension PostgresConnection {
         case serializable = "SERIALIZABLE"
     }
 
-    /// Runs `body` in a transaction: `COMMIT` if it returns, `ROLLBACK` if it throws.
+    /// Runs `body` in a transaction: `COMMIT` if it returns, `ROLLBACK` if it throws. `BEGIN`
+    /// travels with the body's first statement and `COMMIT` with what ``queue(_:_:)`` left
+    /// waiting, so a transaction costs no round trip of its own.
     ///
     /// Called inside a transaction, it opens a savepoint instead, so an inner failure undoes only
     /// the inner work (and `isolation` is ignored).
@@ -27,21 +29,23 @@ extension PostgresConnection {
     ///   outcome is unknown.
     public func transaction<T>(isolation: IsolationLevel = .readCommitted, _ body: () throws -> T) throws -> T {
         if isInTransaction { return try savepoint(body) }
-        try execute("BEGIN ISOLATION LEVEL \(isolation.rawValue)")
+        // BEGIN goes with the first statement, COMMIT with the statements queued last.
+        queueBegin(isolation)
         let result: T
+        let commit: PostgresResult?
         do {
             result = try body()
+            commit = try sendQueued(then: .plain("COMMIT"))
         } catch {
             // A broken connection has no transaction left to roll back; a failed ROLLBACK would
             // only hide the error worth throwing.
-            if isInTransaction && !isBroken { _ = try? execute("ROLLBACK") }
+            if discardQueued() && isInTransaction && !isBroken { _ = try? execute("ROLLBACK") }
             throw error
         }
-        let commit = try execute("COMMIT")
-        guard commit.commandTag == "COMMIT" else {
+        guard let commit, commit.commandTag == "COMMIT" else {
             throw PostgresError(
                 .transactionAborted,
-                message: "COMMIT was answered with \(commit.commandTag): a statement in the transaction had failed")
+                message: "COMMIT was answered with \(commit?.commandTag ?? "nothing"): a statement in the transaction had failed")
         }
         return result
     }
@@ -56,6 +60,8 @@ extension PostgresConnection {
             try execute("RELEASE SAVEPOINT \(name)")
             return result
         } catch {
+            // What the body queued is inside the savepoint (SAVEPOINT sent everything before it).
+            queued.removeAll()
             if isInTransaction && !isBroken { _ = try? execute("ROLLBACK TO SAVEPOINT \(name); RELEASE SAVEPOINT \(name)") }
             throw error
         }

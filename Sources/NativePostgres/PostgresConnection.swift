@@ -21,10 +21,14 @@ internal import CLibPQ
     public let connectionString: PostgresConnectionString
     /// What the connection was set up with.
     public let settings: Settings
-    private let handle: OpaquePointer
+    let handle: OpaquePointer
     /// Statement name by cache key (SQL and parameter types).
     private var prepared: [String: String] = [:]
     private var nextStatement = 0
+    /// Statements ``queue(_:_:)`` holds back for the next round trip, in order.
+    var queued: [QueuedStatement] = []
+    /// Whether the queue starts with a `BEGIN` the server has not seen yet.
+    var beginQueued = false
     /// Savepoints open inside the current transaction (``transaction(isolation:_:)`` nesting).
     var savepointDepth = 0
     /// More distinct statements than fixed store SQL ever makes means SQL built at run time:
@@ -89,6 +93,7 @@ internal import CLibPQ
     /// Whether a transaction block is open (`BEGIN` ran, no `COMMIT`/`ROLLBACK` yet), including
     /// one that failed and awaits its `ROLLBACK`.
     public var isInTransaction: Bool {
+        if beginQueued { return true }
         let status = unsafe PQtransactionStatus(handle)
         return status == PQTRANS_INTRANS || status == PQTRANS_INERROR
     }
@@ -118,6 +123,7 @@ internal import CLibPQ
         let types = parameters.map(\.typeOID)
         let name = try statementName(sql, types: types)
         let encoded = try encode(parameters)
+        if !queued.isEmpty { return try sendQueued(then: .prepared(name: name, parameters: encoded))! }
         let result = unsafe encoded.buffer.withUnsafeBufferPointer { buffer in
             let base = unsafe UnsafeRawPointer(buffer.baseAddress!)
             let values = unsafe encoded.offsets.map { offset in
@@ -135,11 +141,12 @@ internal import CLibPQ
     /// - Throws: ``PostgresError`` from the first statement that fails (later ones do not run).
     @discardableResult
     public func execute(_ sql: String) throws -> PostgresResult {
-        try unsafe consume(PQexec(handle, sql))
+        if !queued.isEmpty { _ = try sendQueued(then: nil) }
+        return try unsafe consume(PQexec(handle, sql))
     }
 
     /// The name of the prepared statement for `sql` with `types`, preparing it on first use.
-    private func statementName(_ sql: String, types: [UInt32]) throws -> String {
+    func statementName(_ sql: String, types: [UInt32]) throws -> String {
         let key = types.map(String.init).joined(separator: ",") + ";" + sql
         if let name = prepared[key] { return name }
         if prepared.count >= Self.statementCacheCapacity {
@@ -155,9 +162,7 @@ internal import CLibPQ
 
     /// All parameter bytes in one buffer (text NUL-terminated, as libpq reads text parameters as
     /// C strings), with each one's offset (nil: NULL), length and format.
-    private func encode(
-        _ parameters: [PostgresValue]
-    ) throws -> (buffer: [UInt8], offsets: [Int?], lengths: [Int32], formats: [Int32]) {
+    func encode(_ parameters: [PostgresValue]) throws -> EncodedParameters {
         var buffer: [UInt8] = []
         var offsets: [Int?] = []
         var lengths: [Int32] = []
@@ -183,7 +188,7 @@ internal import CLibPQ
     }
 
     /// Copies a result out, clears it, and throws if it is an error.
-    private func consume(_ result: OpaquePointer?) throws -> PostgresResult {
+    func consume(_ result: OpaquePointer?) throws -> PostgresResult {
         guard let result = unsafe result else { throw connectionError() }
         defer { unsafe PQclear(result) }
         switch unsafe PQresultStatus(result) {
@@ -194,7 +199,7 @@ internal import CLibPQ
         }
     }
 
-    private static func copy(_ result: OpaquePointer) -> PostgresResult {
+    static func copy(_ result: OpaquePointer) -> PostgresResult {
         let columns = unsafe (0..<PQnfields(result)).map { column in
             unsafe PostgresColumn(name: String(cString: PQfname(result, column)), type: PQftype(result, column))
         }
@@ -213,7 +218,7 @@ internal import CLibPQ
         return PostgresResult(columns: columns, rows: rows, rowsAffected: affected, commandTag: tag)
     }
 
-    private func error(from result: OpaquePointer) -> PostgresError {
+    func error(from result: OpaquePointer) -> PostgresError {
         let field = { (code: Int32) -> String? in
             unsafe PQresultErrorField(result, code).map { unsafe String(cString: $0) }
         }
@@ -229,7 +234,7 @@ internal import CLibPQ
             constraint: field(clibpq_diag_constraint_name()))
     }
 
-    private func connectionError() -> PostgresError {
+    func connectionError() -> PostgresError {
         let message = PostgresConnectionString.trimmed(unsafe String(cString: PQerrorMessage(handle)))
         return PostgresError(isBroken ? .connection : .other, message: message.isEmpty ? "no result from libpq" : message)
     }

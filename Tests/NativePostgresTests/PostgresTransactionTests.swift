@@ -10,10 +10,6 @@ import Testing
         return pool
     }
 
-    private func ids(_ pool: PostgresPool) async throws -> [Int] {
-        try await pool.withConnection { try $0.query("SELECT id FROM t ORDER BY id").rows.map { try $0.decode(0, as: Int.self) } }
-    }
-
     @Test func aTransactionThatReturnsIsCommitted() async throws {
         let pool = try await pool()
         try await pool.transaction { connection in

@@ -32,15 +32,17 @@ extension PostgresUpIndex: ObjectIndex {
         if mode == .insertOnly, old != nil { throw UpIndexError.objectExists }
         var stored = object
         stored.version = (old?.version ?? 0) + 1
-        // Segments go with their object (ON DELETE CASCADE).
-        try connection.query("DELETE FROM objects WHERE bucket = $1 AND object_key = $2", name)
+        // Segments go with their object (ON DELETE CASCADE). Under the name's lock, no object
+        // of this name can appear after `old` was read as none. The writes below are queued:
+        // they travel with the outbox row's INSERT or with COMMIT.
+        if old != nil { try connection.queue("DELETE FROM objects WHERE bucket = $1 AND object_key = $2", name) }
         try insert(stored, on: connection)
         let entry = try callback.map {
             try PostgresOutbox.insert($0, now: object.putTime, into: CallbackMessage.table, on: connection)
         }
         if let completion {
             // Names its callback's entry, so a repeat follows that entry instead of delivering again.
-            try connection.query(
+            try connection.queue(
                 "INSERT INTO completions (\(SQLiteUpIndex.completionColumns)) VALUES ($1, $2, $3, $4, NULL, $5, $6)",
                 [
                     .text(completion.key.bucket), .bytes(completion.key.requestSHA1), .text(object.key),
@@ -56,7 +58,7 @@ extension PostgresUpIndex: ObjectIndex {
     /// and `up-server migrate` (``MigrateCommand``), which copies objects with their versions.
     static func insert(_ object: StoredObject, on connection: PostgresConnection) throws {
         let name: [PostgresValue] = [.text(object.bucket), .text(object.key)]
-        try connection.query(
+        try connection.queue(
             "INSERT INTO objects (\(SQLiteUpIndex.objectColumns)) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
             name + [
                 .text(object.etag), .integer(object.fsize), .text(object.mimeType),
@@ -64,7 +66,7 @@ extension PostgresUpIndex: ObjectIndex {
                 PostgresValue(object.deleteAfterDays), .integer(Int64(object.fileType)), .integer(object.version),
             ])
         for (position, segment) in object.segments.enumerated() {
-            try connection.query(
+            try connection.queue(
                 "INSERT INTO segments (bucket, object_key, position, blob, length) VALUES ($1, $2, $3, $4, $5)",
                 name + [.integer(Int64(position)), .text(segment.blob.hex), .integer(segment.length)])
         }

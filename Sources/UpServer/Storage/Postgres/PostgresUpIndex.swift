@@ -57,8 +57,11 @@ public final class PostgresUpIndex: Sendable {
     /// object name — never the other way, so two transactions cannot wait on each other; two
     /// object names (a copy or move) in the order of their lock names; the lifecycle sweep only
     /// tries its names' locks and skips a busy one.
+    ///
+    /// Queued (``PostgresConnection/queue(_:_:)``): the lock is taken, in order, before the next
+    /// statement that needs an answer, in that statement's round trip.
     static func lockName(_ name: String, on connection: PostgresConnection) throws {
-        try connection.query("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", [.text(name)])
+        try connection.queue("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", [.text(name)])
     }
 
     /// The lock name of an object (``lockName(_:on:)``); the bucket's length keeps
