@@ -22,6 +22,7 @@ public final class InMemoryBlockStore: BlockStore {
         var appended: [Int] = []
         var following = 0
         var appendCalls = 0
+        var reads = 0
         var failing: [Int: any Error] = [:]
     }
 
@@ -127,6 +128,9 @@ public final class InMemoryBlockStore: BlockStore {
         }
     }
 
+    /// How many reads of stored bytes (`read`, `forEachChunk`) the store has served.
+    public var readCount: Int { state.withLock { $0.reads } }
+
     /// How often `sync` was called for `blob`.
     public func syncCount(of blob: BlobID) -> Int { state.withLock { $0.syncs[blob] ?? 0 } }
 
@@ -135,6 +139,7 @@ public final class InMemoryBlockStore: BlockStore {
 
     /// See `BlockStore.read(_:range:)`.
     public func read(_ blob: BlobID, range: Range<Int64>) throws -> [UInt8] {
+        state.withLock { $0.reads += 1 }
         let data = try bytes(of: blob)
         guard range.lowerBound >= 0, range.upperBound <= Int64(data.count) else {
             throw BlockStoreError.outOfRange(blob, requested: range, length: Int64(data.count))
@@ -146,6 +151,7 @@ public final class InMemoryBlockStore: BlockStore {
     public func forEachChunk(
         of blob: BlobID, range: Range<Int64>?, size: Int, _ body: ([UInt8]) throws -> Void
     ) throws {
+        state.withLock { $0.reads += 1 }
         try Self.forEachChunk(of: try bytes(of: blob), blob: blob, range: range, size: size, body)
     }
 

@@ -32,4 +32,32 @@ struct MimeResolutionTests {
         #expect(Self.resolve(-1, client: "video/mp4") == "application/octet-stream")
         #expect(Self.resolve(1, client: "video/mp4", sniffed: "") == "application/octet-stream")
     }
+
+    /// Where `needsSniffedType` says no, the sniffed type must not change the result (so not
+    /// reading the bytes back is invisible), and a `mimeLimit` always needs it.
+    @Test func whereTheSniffedTypeIsNotNeededItChangesNothing() {
+        var skipped = 0
+        for detectMime in [nil, 0, 1] as [Int?] {
+            for client in [nil, "", "application/octet-stream", "text/plain"] as [String?] {
+                for fname in [nil, "a.txt", "noext"] as [String?] {
+                    for key in [nil, "k.png", "k"] as [String?] {
+                        let needs = MimeResolution.needsSniffedType(
+                            detectMime: detectMime, mimeLimit: nil, clientMimeType: client, fname: fname, key: key)
+                        #expect(MimeResolution.needsSniffedType(
+                            detectMime: detectMime, mimeLimit: "image/*", clientMimeType: client, fname: fname, key: key))
+                        guard !needs else { continue }
+                        skipped += 1
+                        for sniffed in ["image/gif", "video/mp4"] {
+                            #expect(
+                                Self.resolve(detectMime, client: client, fname: fname, key: key, sniffed: sniffed)
+                                    == Self.resolve(detectMime, client: client, fname: fname, key: key),
+                                "detectMime \(String(describing: detectMime)) client \(String(describing: client)) fname \(String(describing: fname)) key \(String(describing: key))")
+                        }
+                    }
+                }
+            }
+        }
+        // Most real uploads: a client type, or a name with an extension, and no detectMime.
+        #expect(skipped > 20)
+    }
 }

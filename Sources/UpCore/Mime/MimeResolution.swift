@@ -35,6 +35,20 @@ public enum MimeResolution {
         return given(clientMimeType) ?? fromName ?? fromKey ?? sniffed ?? fallback
     }
 
+    /// Whether the sniffed type can matter for this upload: to ``resolve(detectMime:clientMimeType:fname:key:sniffed:)``
+    /// (with `detectMime`, or when neither the client's type nor a name's extension decides)
+    /// or to a policy's `mimeLimit` (always checked against the sniffed type). When it says
+    /// no, an upload whose bytes are no longer in memory (v1 blocks, v2 parts) need not read
+    /// them back: on S3 that read is a LIST and a GET per upload.
+    public static func needsSniffedType(
+        detectMime: Int?, mimeLimit: String?, clientMimeType: String?, fname: String?, key: String?
+    ) -> Bool {
+        if mimeLimit != nil { return true }
+        if let detectMime, detectMime != 0 { return true }
+        return given(clientMimeType) == nil && fname.flatMap { MimeTypes.forFileName($0) } == nil
+            && key.flatMap { MimeTypes.forFileName($0) } == nil
+    }
+
     private static func given(_ mimeType: String?) -> String? {
         guard let mimeType, !mimeType.isEmpty else { return nil }
         let essence = mimeType.split(separator: ";", maxSplits: 1).first.map(MimeTypes.lowercasedASCII) ?? ""

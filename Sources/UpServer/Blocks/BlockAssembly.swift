@@ -12,7 +12,8 @@ struct BlockAssembly: Sendable {
     /// The latest `expired_at` among the ctxs: after it a repeat of this mkfile gets 701 anyway
     /// (§9.6), so the completion record need not outlive it.
     var latestExpiry: Int64
-    /// MIME type sniffed from the first block's first bytes (§1.3 detectMime / mimeLimit).
+    /// MIME type sniffed from the first block's first bytes (§1.3 detectMime / mimeLimit); nil
+    /// when not asked for.
     var sniffedMimeType: String?
 
     /// Checks `contexts` against `fsize` and the index, in this order:
@@ -33,10 +34,11 @@ struct BlockAssembly: Sendable {
     ///   - signer: Checks the ctxs.
     ///   - blocks: Where the blocks' rows are.
     ///   - blobs: Where the first block's bytes are sniffed.
+    ///   - sniff: Whether to read and sniff them (``MimeResolution/needsSniffedType(detectMime:mimeLimit:clientMimeType:fname:key:)``).
     ///   - now: Unix seconds, for ctx expiry.
     static func assemble(
         contexts: [String], fsize: Int64, signer: BlockContexts, blocks: any BlockIndex, blobs: any BlockStore,
-        now: Int64
+        sniff: Bool, now: Int64
     ) async throws
         -> BlockAssembly
     {
@@ -70,7 +72,7 @@ struct BlockAssembly: Sendable {
         return BlockAssembly(
             segments: segments, etag: Etag.fromBlockDigests(digests), fsize: total,
             latestExpiry: decoded.map(\.expiresAt).max() ?? now,
-            sniffedMimeType: try await sniff(segments.first, blobs: blobs))
+            sniffedMimeType: sniff ? try await Self.sniff(segments.first, blobs: blobs) : nil)
     }
 
     /// Step 2 above; returns the total size.

@@ -318,6 +318,26 @@ struct MkfileTests {
         #expect(refused.status == 403)
     }
 
+    /// The first bytes are read back (a LIST and a GET on S3) only when the type can depend on
+    /// them: here the key's extension decides, until the policy asks for detection.
+    @Test func theBlocksAreReadBackOnlyWhenTheSniffedTypeCanMatter() async throws {
+        let harness = UpServerHarness()
+        let png: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A] + [UInt8](repeating: 0, count: 600)
+        let plain = harness.token()
+        let ctx = await harness.block(plain, png)
+        let before = harness.store.readCount
+        let named = await harness.mkfile(plain, V1Paths.mkfile(png.count, key: "p.txt"), [ctx])
+        #expect(named.status == 200, "\(named.text)")
+        #expect(harness.store.readCount == before)
+        #expect(await harness.index.object(bucket: "demo", key: "p.txt")?.mimeType == "text/plain")
+
+        let detecting = harness.token { $0.detectMime = 1 }
+        let again = await harness.mkfile(detecting, V1Paths.mkfile(png.count, key: "q.txt"), [await harness.block(detecting, png)])
+        #expect(again.status == 200, "\(again.text)")
+        #expect(harness.store.readCount == before + 1)
+        #expect(await harness.index.object(bucket: "demo", key: "q.txt")?.mimeType == "image/png")
+    }
+
     @Test func rsMkfileTakesTheKeyFromTheEntry() async throws {
         let harness = UpServerHarness()
         let token = harness.token(scope: "demo:rs.txt")
