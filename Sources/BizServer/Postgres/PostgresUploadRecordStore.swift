@@ -34,7 +34,9 @@ public final class PostgresUploadRecordStore: UploadRecordStore {
         let vars = try UploadRecord.encodeVars(upload.vars)
         let id = ids.withLock { $0.next(milliseconds: receivedAt) }
         return try await pool.transaction { connection in
-            let created = try Self.insert(id: id, upload, vars: vars, receivedAt: receivedAt, on: connection)
+            // One round trip for both: the INSERT is queued, and the row read after it says
+            // whether it was this one (it carries this call's fresh id) or one already there.
+            try Self.insert(id: id, upload, vars: vars, receivedAt: receivedAt, on: connection)
             guard let row = try connection.query(
                 "SELECT \(Self.columns) FROM upload_records WHERE bucket = $1 AND object_key = $2 AND hash = $3",
                 [.text(upload.bucket), .text(upload.key), .text(upload.hash)]
@@ -42,6 +44,7 @@ public final class PostgresUploadRecordStore: UploadRecordStore {
                 throw PostgresError(.other, message: "upload record vanished inside a transaction")
             }
             let record = try Self.record(from: row)
+            let created = record.id == id
             if created {
                 for message in webhooks(record) {
                     _ = try PostgresOutbox.insert(message, now: receivedAt / 1000, into: WebhookMessage.table, on: connection)
@@ -51,11 +54,12 @@ public final class PostgresUploadRecordStore: UploadRecordStore {
         }
     }
 
-    /// Inserts the record unless (bucket, key, hash) is there; whether it was inserted.
+    /// Inserts the record unless (bucket, key, hash) is there: queued
+    /// (``PostgresConnection/queue(_:_:)``), so it runs with the statement after it.
     static func insert(
         id: String, _ upload: NewUploadRecord, vars: String, receivedAt: Int64, on connection: PostgresConnection
-    ) throws -> Bool {
-        try connection.query(
+    ) throws {
+        try connection.queue(
             """
             INSERT INTO upload_records (\(columns)) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
             ON CONFLICT (bucket, object_key, hash) DO NOTHING
@@ -64,8 +68,7 @@ public final class PostgresUploadRecordStore: UploadRecordStore {
                 .text(id), .text(upload.clientID), .text(upload.bucket), .text(upload.key), .text(upload.hash),
                 .integer(upload.fsize), .text(upload.mimeType), .text(upload.fname), .text(upload.endUser),
                 .text(upload.traceID), .text(vars), .integer(receivedAt),
-            ]
-        ).rowsAffected == 1
+            ])
     }
 
     /// See ``UploadRecordStore/upload(id:)``.
