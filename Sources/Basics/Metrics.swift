@@ -6,8 +6,8 @@ import Synchronization
 /// the text exposition format (version 0.0.4) for `GET /metrics`.
 ///
 /// Families are declared once with their help text; samples are keyed by label values. An
-/// update takes a short lock of its own family's, on the caller's processor for counters and
-/// histograms.
+/// update takes one short lock: for counters and histograms, that of its family's shard for the
+/// processor the caller runs on; for gauges, the family's only one.
 ///
 /// ```swift
 /// let metrics = Metrics()
