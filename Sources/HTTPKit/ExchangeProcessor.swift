@@ -181,6 +181,12 @@ final class ExchangeProcessor: Sendable {
     /// that one or a few socket reads bring. Larger ones are read in the task, with backpressure.
     static let collectOnWorkerLimit = 64 << 10
 
+    /// Whether an asynchronous route's body is gathered on the worker thread before its task
+    /// starts: a `.collect` within ``collectOnWorkerLimit``.
+    private static func collectsOnWorker(_ route: Route) -> Bool {
+        if case .collect(let limit) = route.body { limit <= collectOnWorkerLimit } else { false }
+    }
+
     /// Collects the body of a `.collect` route on this MHD worker thread, then calls `then` there
     /// with the complete request. Answers a body over the limit (413) and one the client gave up
     /// on (400, logged) itself, and then calls `failed` instead.
@@ -234,7 +240,7 @@ final class ExchangeProcessor: Sendable {
                 }
             }
         }
-        if case .collect(let limit) = route.body, limit <= Self.collectOnWorkerLimit {
+        if Self.collectsOnWorker(route) {
             collectOnWorker(route, request: request, exchange: exchange, reply: reply, failed: {
                 self.deadlines.end(ticket)
             }, then: start)
@@ -253,7 +259,7 @@ final class ExchangeProcessor: Sendable {
         do {
             var request = request
             switch route.body {
-            case .collect(let limit) where limit <= Self.collectOnWorkerLimit:
+            case .collect where Self.collectsOnWorker(route):
                 break  // gathered on the worker thread before this task started
             case .collect(let limit):
                 request.body = try await RequestBodyStream(pieces: pieces, limit: limit).collect(upTo: limit)

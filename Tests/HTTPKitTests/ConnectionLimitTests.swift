@@ -244,21 +244,28 @@ struct ConnectionLimitTests {
         return router
     }
 
+    /// The deadline both body tests below run under: 300 ms from the head.
+    private static let shortDeadline = HTTPServer.Configuration(
+        threadCount: 2, handlerTimeout: .milliseconds(300), shutdownGracePeriod: .seconds(2))
+
+    /// Sends the head of a 100-byte `POST /body` and its first 10 bytes.
+    private static func startBody(_ client: TCPConnection) throws {
+        try client.write("POST /body HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 100\r\n\r\n")
+        try client.write([UInt8](repeating: 7, count: 10))
+    }
+
     /// A client that stops mid-body (no FIN) gets its deadline's 503 within about two watchdog
     /// sweeps of the deadline: MHD sends only after the body, and the answer used to wait for the
     /// next piece, that is for MHD's idle timeout (60 s). The handler never runs.
     @Test(arguments: ["task, small body", "task, large limit", "deferred"])
     func aBodyThatStopsMidWayGetsIts503SoonAfterTheDeadline(route kind: String) async throws {
         let handled = Locked(false)
-        let configuration = HTTPServer.Configuration(
-            threadCount: 2, handlerTimeout: .milliseconds(300), shutdownGracePeriod: .seconds(2))
-        try await withServer(Self.bodyRoute(kind, handled: handled), configuration: configuration) { port, _, _ in
+        try await withServer(Self.bodyRoute(kind, handled: handled), configuration: Self.shortDeadline) { port, _, _ in
             let (seconds, reply) = try await BlockingIO.run { () throws -> (Double, String) in
                 let client = try TCPConnection(port: port)
                 defer { client.close() }
                 let started = Date()
-                try client.write("POST /body HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 100\r\n\r\n")
-                try client.write([UInt8](repeating: 7, count: 10))
+                try Self.startBody(client)
                 let reply = Self.readReply(client, within: 10)  // until the server's FIN after the answer
                 return (Date().timeIntervalSince(started), reply)
             }
@@ -276,14 +283,11 @@ struct ConnectionLimitTests {
     @Test(arguments: ["task, small body", "task, large limit", "deferred"])
     func aBodyCompletedAfterTheDeadlineIsAnswered503AndNeverHandled(route kind: String) async throws {
         let handled = Locked(false)
-        let configuration = HTTPServer.Configuration(
-            threadCount: 2, handlerTimeout: .milliseconds(300), shutdownGracePeriod: .seconds(2))
-        try await withServer(Self.bodyRoute(kind, handled: handled), configuration: configuration) { port, _, _ in
+        try await withServer(Self.bodyRoute(kind, handled: handled), configuration: Self.shortDeadline) { port, _, _ in
             let reply = try await BlockingIO.run { () throws -> String in
                 let client = try TCPConnection(port: port)
                 defer { client.close() }
-                try client.write("POST /body HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 100\r\n\r\n")
-                try client.write([UInt8](repeating: 7, count: 10))
+                try Self.startBody(client)
                 Thread.sleep(forTimeInterval: 0.8)
                 try client.write([UInt8](repeating: 7, count: 90))
                 return Self.readReply(client, within: 5) { $0.contains("}") }
