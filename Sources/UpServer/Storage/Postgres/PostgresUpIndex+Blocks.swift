@@ -21,21 +21,35 @@ extension PostgresUpIndex: BlockIndex {
     }
 
     /// See `BlockIndex.advanceBlock(_:from:to:crc32:sha1:)`.
+    ///
+    /// One statement, no transaction: the WHERE on `received` is the compare-and-set (a
+    /// duplicate or concurrent chunk, on any instance, finds the offset already moved and
+    /// changes nothing), and the rest of the WHERE is `UpIndexRules.checkAdvance` in SQL, so an
+    /// update the rules refuse is never applied. Only when nothing changed is the row read, to
+    /// tell a refused argument
+    /// (thrown, by `UpIndexRules.checkAdvance` as everywhere) from a block that moved on or is
+    /// gone (`false`); `block_size` never changes, so that read decides as the update did.
+    /// Each v1 chunk ends here: one round trip instead of three (`BEGIN` + read, update,
+    /// `COMMIT`).
     public func advanceBlock(
         _ blob: BlobID, from expectedOffset: Int64, to newOffset: Int64, crc32: UInt32, sha1: [UInt8]?
     ) async throws -> Bool {
-        try await transaction { connection in
-            guard let record = try Self.block(blob, on: connection) else { return false }
-            try UpIndexRules.checkAdvance(record, from: expectedOffset, to: newOffset, sha1: sha1)
-            // The WHERE on `received` is the compare-and-set: a duplicate or concurrent chunk (on
-            // any instance) finds the offset already moved and changes nothing.
-            return try connection.query(
-                "UPDATE blocks SET received = $1, crc32 = $2, sha1 = $3 WHERE blob = $4 AND received = $5",
+        try await connection { connection in
+            let advanced = try connection.query(
+                """
+                UPDATE blocks SET received = $1, crc32 = $2, sha1 = $3
+                WHERE blob = $4 AND received = $5 AND $5 >= 0 AND $1 >= $5 AND $1 <= block_size
+                  AND ($3::bytea IS NOT NULL) = ($1 = block_size) AND coalesce(length($3::bytea), 20) = 20
+                """,
                 [
                     .integer(newOffset), .integer(Int64(crc32)), PostgresValue(sha1), .text(blob.hex),
                     .integer(expectedOffset),
                 ]
             ).rowsAffected == 1
+            if advanced { return true }
+            guard let record = try Self.block(blob, on: connection) else { return false }
+            try UpIndexRules.checkAdvance(record, from: expectedOffset, to: newOffset, sha1: sha1)
+            return false
         }
     }
 
