@@ -1,4 +1,5 @@
 @testable import Basics
+import Foundation
 import Synchronization
 import Testing
 
@@ -72,6 +73,32 @@ struct LineBatchTests {
             let own = lines.filter { $0.hasPrefix("w\(writer)-") }.map { Int($0.split(separator: "-")[1])! }
             #expect(own == Array(0..<500))
         }
+    }
+
+    @Test func aLineComingWhileABatchIsBeingWrittenGoesOutAfterItAndBeforeItsAppendReturns() {
+        let output = Output()
+        let writing = DispatchSemaphore(value: 0)
+        let gate = DispatchSemaphore(value: 0)
+        // The first batch's write blocks until the gate opens: a slow device.
+        let batch = LineBatch(maxLines: 1000, maxBytes: 1 << 20, interval: .seconds(3600)) { bytes in
+            if bytes == Array("a\n".utf8) {
+                writing.signal()
+                gate.wait()
+            }
+            output.take(bytes)
+        }
+        Thread { batch.append(Array("a\n".utf8), urgent: true) }.start()
+        writing.wait()
+        let returned = DispatchSemaphore(value: 0)
+        Thread {
+            batch.append(Array("b\n".utf8), urgent: true)
+            returned.signal()
+        }.start()
+        let returnedDuringTheWrite = returned.wait(timeout: .now() + .milliseconds(100)) == .success
+        gate.signal()
+        if !returnedDuringTheWrite { returned.wait() }
+        #expect(!returnedDuringTheWrite)
+        #expect(output.text == "a\nb\n")
     }
 
     @Test func theBackgroundFlushWritesAWaitingLineWithoutAnyCall() async {
