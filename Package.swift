@@ -65,9 +65,11 @@ let package = Package(
         .target(name: "NativeTestSupport", swiftSettings: native),
 
         // MARK: Safe layers
-        .target(name: "Basics", dependencies: ["NativeOS"], swiftSettings: safeOnly),
-        .target(name: "UpCore", dependencies: ["NativeCrypto"], swiftSettings: safeOnly),
-        .target(name: "HTTPKit", dependencies: ["NativeHTTP", "NativeOS", "Basics"], swiftSettings: safeOnly),
+        // JSON string escaping and integers, the one writer under the protocol core and the servers.
+        .target(name: "JSONText", swiftSettings: safeOnly),
+        .target(name: "Basics", dependencies: ["NativeOS", "JSONText"], swiftSettings: safeOnly),
+        .target(name: "UpCore", dependencies: ["NativeCrypto", "JSONText"], swiftSettings: safeOnly),
+        .target(name: "HTTPKit", dependencies: ["NativeHTTP", "NativeOS", "Basics", "JSONText"], swiftSettings: safeOnly),
         // One durable delivery machine and store role for both servers (DESIGN.md "Round 2").
         .target(name: "Outbox", dependencies: ["Basics", "NativeStore", "NativePostgres"], swiftSettings: safeOnly),
         // CurlTransport on Linux only; URLSessionTransport everywhere (the one an Apple app uses).
@@ -81,7 +83,7 @@ let package = Package(
             name: "BizServer",
             dependencies: [
                 "UpCore", "HTTPKit", "HTTPTransport", "ServerShell", "NativeStore", "NativeOS", "NativeCrypto", "Basics",
-                "Outbox", "NativePostgres",
+                "Outbox", "NativePostgres", "JSONText",
             ],
             // The upload page and upgate.js (issue 13), served by WebPageController.
             resources: [.copy("Web")],
@@ -91,7 +93,7 @@ let package = Package(
             name: "UpServer",
             dependencies: [
                 "UpCore", "HTTPKit", "HTTPTransport", "ServerShell", "NativeStore", "NativeOS", "NativeCrypto", "Basics",
-                "Outbox", "NativePostgres", "ObjectStorage",
+                "Outbox", "NativePostgres", "ObjectStorage", "JSONText",
             ],
             swiftSettings: safeOnly
         ),
@@ -109,14 +111,16 @@ let package = Package(
         .executableTarget(name: "biz-server", dependencies: ["BizServer", "ServerShell"], swiftSettings: safeOnly),
         .executableTarget(name: "up-server", dependencies: ["UpServer", "ServerShell"], swiftSettings: safeOnly),
         .executableTarget(
-            name: "up-cli", dependencies: ["UpClient", "UpCore", "HTTPTransport", "NativeOS", "Basics"], swiftSettings: safeOnly),
+            name: "up-cli", dependencies: ["UpClient", "UpCore", "HTTPTransport", "NativeOS", "Basics", "JSONText"],
+            swiftSettings: safeOnly),
 
         // MARK: Tests — one per module, same name + "Tests"
         .testTarget(name: "NativePostgresTests", dependencies: ["NativePostgres", "TestSupport"], swiftSettings: common),
         .testTarget(name: "NativeCryptoTests", dependencies: ["NativeCrypto"], swiftSettings: common),
         .testTarget(name: "NativeStoreTests", dependencies: ["NativeStore", "NativeOS"], swiftSettings: common),
         .testTarget(name: "NativeOSTests", dependencies: ["NativeOS"], swiftSettings: common),
-        .testTarget(name: "BasicsTests", dependencies: ["Basics", "TestSupport"], swiftSettings: safeOnly),
+        .testTarget(name: "JSONTextTests", dependencies: ["JSONText"], swiftSettings: safeOnly),
+        .testTarget(name: "BasicsTests", dependencies: ["Basics", "JSONText", "TestSupport"], swiftSettings: safeOnly),
         .testTarget(
             name: "UpCoreTests",
             dependencies: ["UpCore", "TestSupport"],

@@ -1,4 +1,5 @@
 import Foundation
+import JSONText
 import Synchronization
 
 /// A structured logger that writes one JSON object per line (JSON lines).
@@ -112,7 +113,7 @@ public struct Logger: Sendable {
         /// Appends `key` with the integer `value`.
         public mutating func add(_ key: StaticString, _ value: Int64) {
             appendKey(key)
-            Logger.appendDecimal(value, to: &bytes)
+            JSONText.appendDecimal(value, to: &bytes)
         }
 
         /// Appends `key` with `thousandths / 1000` as a decimal number, written as `String(Double)`
@@ -121,7 +122,7 @@ public struct Logger: Sendable {
             appendKey(key)
             if thousandths < 0 { bytes.append(UInt8(ascii: "-")) }
             let magnitude = thousandths.magnitude
-            Logger.appendDecimal(Int64(magnitude / 1000), to: &bytes)
+            JSONText.appendDecimal(Int64(magnitude / 1000), to: &bytes)
             bytes.append(UInt8(ascii: "."))
             var fraction = magnitude % 1000
             var digits = 3
@@ -173,25 +174,10 @@ public struct Logger: Sendable {
         line.append(UInt8(ascii: ":"))
         switch value {
         case .string(let s): JSONText.appendString(s, to: &line)
-        case .int(let i): appendDecimal(i, to: &line)
+        case .int(let i): JSONText.appendDecimal(i, to: &line)
         case .double(let d): line.append(contentsOf: (d.isFinite ? String(d) : "null").utf8)
         case .bool(let b): line.append(contentsOf: (b ? "true" : "false").utf8)
         }
-    }
-
-    /// Writes `value`'s decimal digits straight into the line (no `String` per number).
-    fileprivate static func appendDecimal(_ value: Int64, to line: inout [UInt8]) {
-        if value < 0 { line.append(UInt8(ascii: "-")) }
-        // Digits land right to left in a buffer on the stack, then go in once, in order.
-        var digits = InlineArray<20, UInt8>(repeating: 0)
-        var magnitude = value.magnitude
-        var start = 20
-        repeat {
-            start -= 1
-            digits[start] = UInt8(ascii: "0") + UInt8(truncatingIfNeeded: magnitude % 10)
-            magnitude /= 10
-        } while magnitude > 0
-        for index in start..<20 { line.append(digits[index]) }
     }
 
     /// Wall-clock milliseconds since 1970, rounded down.

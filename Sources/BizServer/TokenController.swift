@@ -1,5 +1,6 @@
 import Basics
 import HTTPKit
+import JSONText
 import UpCore
 
 /// `POST /v1/uptoken`: authenticate the caller (an API client, or an end user by JWT),

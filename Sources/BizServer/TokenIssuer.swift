@@ -1,3 +1,4 @@
+import JSONText
 import NativeCrypto
 import UpCore
 
@@ -172,7 +173,7 @@ struct TokenIssuer: Sendable {
     private static func jsonString(_ value: String) -> String {
         var escaped: [UInt8] = []
         escaped.reserveCapacity(value.utf8.count + 2)
-        JSONValue.writeStringContent(value, to: &escaped)
+        JSONText.appendStringContent(value, to: &escaped)
         var out: [UInt8] = [UInt8(ascii: "\"")]
         out.reserveCapacity(escaped.count + 2)
         if escaped.contains(UInt8(ascii: "$")) {

@@ -1,5 +1,6 @@
 import Basics
 import Foundation
+import JSONText
 
 extension UploadRecord {
     /// The JSON object biz-server answers a callback with (relayed by the up server to the

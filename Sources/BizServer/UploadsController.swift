@@ -1,5 +1,6 @@
 import Basics
 import HTTPKit
+import JSONText
 import UpCore
 
 /// `GET /v1/uploads` and `GET /v1/uploads/:id`: a client reads back its own upload records,

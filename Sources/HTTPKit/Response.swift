@@ -1,5 +1,6 @@
-internal import Foundation
 import Basics
+internal import Foundation
+import JSONText
 internal import NativeHTTP
 
 /// An HTTP response. `Content-Length` is set by the server; `Content-Type` defaults to

@@ -1,6 +1,7 @@
 import Basics
 import Foundation
 import HTTPTransport
+import JSONText
 import UpClient
 import UpCore
 

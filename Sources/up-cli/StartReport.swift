@@ -1,4 +1,5 @@
 import Basics
+import JSONText
 import UpClient
 
 /// What `put` says once the upload knows its up hosts and what became of the checkpoint, before

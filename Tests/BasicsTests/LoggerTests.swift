@@ -1,5 +1,6 @@
 import Basics
 import Foundation
+import JSONText
 import Testing
 
 @Suite("Logger")

@@ -1,5 +1,6 @@
 import Basics
 import Foundation
+import JSONText
 import Outbox
 
 /// One webhook delivery as the outbox keeps it (the payload of its `OutboxEntry`, JSON): the

@@ -1,3 +1,4 @@
+import JSONText
 // qiniu-protocol.md §1.1, §1.3: reading and writing the policy JSON.
 
 extension PutPolicy {
@@ -209,7 +210,7 @@ private struct MemberWriter: MemberSink {
     private mutating func name(_ key: String, escaped: Bool) {
         if output.count > 1 { output.append(UInt8(ascii: ",")) }
         if escaped {
-            JSONValue.writeString(key, to: &output)
+            JSONText.appendString(key, to: &output)
         } else {
             output.append(UInt8(ascii: "\""))
             output.append(contentsOf: key.utf8)
@@ -220,12 +221,12 @@ private struct MemberWriter: MemberSink {
 
     mutating func string(_ key: String, _ value: String) {
         name(key, escaped: false)
-        JSONValue.writeString(value, to: &output)
+        JSONText.appendString(value, to: &output)
     }
 
     mutating func int(_ key: String, _ value: Int64) {
         name(key, escaped: false)
-        JSONValue.appendDecimal(value, to: &output)
+        JSONText.appendDecimal(value, to: &output)
     }
 
     mutating func other(_ key: String, _ value: JSONValue) {

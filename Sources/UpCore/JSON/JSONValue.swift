@@ -1,3 +1,5 @@
+import JSONText
+
 /// A JSON value that keeps what `JSONSerialization` loses: object key order, and the difference
 /// between integers and floating-point numbers.
 ///
@@ -85,7 +87,7 @@ public enum JSONValue: Sendable, Equatable {
         switch self {
         case .null: output.append(contentsOf: "null".utf8)
         case .bool(let value): output.append(contentsOf: (value ? "true" : "false").utf8)
-        case .int(let value): Self.appendDecimal(value, to: &output)
+        case .int(let value): JSONText.appendDecimal(value, to: &output)
         case .double(let value):
             // JSON has no NaN/Infinity; only reachable from hand-built values.
             if !value.isFinite {
@@ -95,7 +97,7 @@ public enum JSONValue: Sendable, Equatable {
             } else {
                 output.append(contentsOf: "\(value)".utf8)
             }
-        case .string(let value): Self.writeString(value, to: &output)
+        case .string(let value): JSONText.appendString(value, to: &output)
         case .array(let elements):
             output.append(UInt8(ascii: "["))
             for (index, element) in elements.enumerated() {
@@ -107,102 +109,11 @@ public enum JSONValue: Sendable, Equatable {
             output.append(UInt8(ascii: "{"))
             for (index, member) in members.enumerated() {
                 if index > 0 { output.append(UInt8(ascii: ",")) }
-                Self.writeString(member.key, to: &output)
+                JSONText.appendString(member.key, to: &output)
                 output.append(UInt8(ascii: ":"))
                 member.value.write(to: &output)
             }
             output.append(UInt8(ascii: "}"))
         }
     }
-
-    /// Appends `value` in decimal (a JSON integer), most significant digit first: no `String`
-    /// in between, and nothing reversed afterwards (reversing a slice of `output` copies it).
-    static func appendDecimal(_ value: Int64, to output: inout [UInt8]) {
-        if value < 0 { output.append(UInt8(ascii: "-")) }
-        let magnitude = value.magnitude
-        var unit: UInt64 = 1
-        while magnitude / unit >= 10 { unit *= 10 }
-        repeat {
-            output.append(UInt8(ascii: "0") + UInt8(magnitude / unit % 10))
-            unit /= 10
-        } while unit > 0
-    }
-
-    /// Appends `value` as a quoted JSON string literal.
-    ///
-    /// - Parameters:
-    ///   - value: The text.
-    ///   - output: Text to append to.
-    public static func writeString(_ value: String, to output: inout String) {
-        var bytes = [UInt8]()
-        writeString(value, to: &bytes)
-        output += String(decoding: bytes, as: UTF8.self)
-    }
-
-    /// Appends `value` escaped for the inside of a JSON string literal, without quotes.
-    ///
-    /// - Parameters:
-    ///   - value: The text.
-    ///   - output: Text to append to.
-    public static func writeStringContent(_ value: String, to output: inout String) {
-        var bytes = [UInt8]()
-        writeStringContent(value, to: &bytes)
-        output += String(decoding: bytes, as: UTF8.self)
-    }
-
-    /// Appends `value` as a quoted JSON string literal, as UTF-8 bytes.
-    ///
-    /// - Parameters:
-    ///   - value: The text.
-    ///   - output: Bytes to append to.
-    public static func writeString(_ value: String, to output: inout [UInt8]) {
-        output.append(UInt8(ascii: "\""))
-        writeStringContent(value, to: &output)
-        output.append(UInt8(ascii: "\""))
-    }
-
-    /// Appends `value` escaped for the inside of a JSON string literal (no quotes), as UTF-8.
-    /// Only `"`, `\\` and control characters are escaped; everything else is copied raw.
-    ///
-    /// - Parameters:
-    ///   - value: The text.
-    ///   - output: Bytes to append to.
-    public static func writeStringContent(_ value: String, to output: inout [UInt8]) {
-        // Most text (keys, tokens, URLs) has nothing to escape: copy it in one go.
-        if !needsEscaping(value) {
-            output.append(contentsOf: value.utf8)
-            return
-        }
-        let hex = hexDigits
-        for byte in value.utf8 {
-            switch byte {
-            case UInt8(ascii: "\""): output.append(contentsOf: [0x5C, 0x22])
-            case UInt8(ascii: "\\"): output.append(contentsOf: [0x5C, 0x5C])
-            case 0x0A: output.append(contentsOf: [0x5C, UInt8(ascii: "n")])
-            case 0x0D: output.append(contentsOf: [0x5C, UInt8(ascii: "r")])
-            case 0x09: output.append(contentsOf: [0x5C, UInt8(ascii: "t")])
-            case 0x08: output.append(contentsOf: [0x5C, UInt8(ascii: "b")])
-            case 0x0C: output.append(contentsOf: [0x5C, UInt8(ascii: "f")])
-            case 0x00..<0x20:
-                output.append(contentsOf: "\\u00".utf8)
-                output.append(hex[Int(byte >> 4)])
-                output.append(hex[Int(byte & 0x0F)])
-            default: output.append(byte)
-            }
-        }
-    }
-
-    /// Whether any byte of `value` must be escaped (scanned as a `Span`: faster than the view).
-    private static func needsEscaping(_ value: String) -> Bool {
-        let bytes = value.utf8.span
-        var index = 0
-        while index < bytes.count {
-            let byte = bytes[index]
-            if byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") { return true }
-            index += 1
-        }
-        return false
-    }
-
-    private static let hexDigits: [UInt8] = Array("0123456789abcdef".utf8)
 }

@@ -1,3 +1,4 @@
+import JSONText
 internal import NativeCrypto
 
 // qiniu-protocol.md §2: substitution of `$(name)` / `${name}` in the three template styles.
@@ -35,19 +36,19 @@ extension MagicVariables {
                 if inString {
                     switch value {
                     case nil: break
-                    case .string(let text)?: JSONValue.writeStringContent(text, to: &output)
+                    case .string(let text)?: JSONText.appendStringContent(text, to: &output)
                     case .number(let number)?: output += String(number)
                     case .json(let json)?:
                         if case .string(let text) = json {
-                            JSONValue.writeStringContent(text, to: &output)
+                            JSONText.appendStringContent(text, to: &output)
                         } else {
-                            JSONValue.writeStringContent(json.serialized(), to: &output)
+                            JSONText.appendStringContent(json.serialized(), to: &output)
                         }
                     }
                 } else {
                     switch value {
                     case nil: output += "null"
-                    case .string(let text)?: JSONValue.writeString(text, to: &output)
+                    case .string(let text)?: JSONText.appendString(text, to: &output)
                     case .number(let number)?: output += String(number)
                     case .json(let json)?: json.write(to: &output)
                     }

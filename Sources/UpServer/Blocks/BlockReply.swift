@@ -1,4 +1,5 @@
 import HTTPKit
+import JSONText
 import NativeCrypto
 import UpCore
 
@@ -24,11 +25,11 @@ struct BlockReply: Equatable {
     /// The 200 response, JSON, `Cache-Control: no-store`.
     var response: Response {
         var out = "{\"ctx\":"
-        JSONValue.writeString(context, to: &out)
+        JSONText.appendString(context, to: &out)
         out += ",\"checksum\":"
-        JSONValue.writeString(checksum, to: &out)
+        JSONText.appendString(checksum, to: &out)
         out += ",\"crc32\":\(crc32),\"offset\":\(offset),\"host\":"
-        JSONValue.writeString(host, to: &out)
+        JSONText.appendString(host, to: &out)
         out += ",\"expired_at\":\(expiredAt)}"
         return Response.json(raw: Array(out.utf8), headers: ["Cache-Control": "no-store"])
     }

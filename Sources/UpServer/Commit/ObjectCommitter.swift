@@ -1,5 +1,6 @@
 import Basics
 import Foundation
+import JSONText
 import Outbox
 import UpCore
 
@@ -219,9 +220,9 @@ struct ObjectCommitter: Sendable {
     /// `{"hash":"<etag>","key":"<key>"}` (spec §1.3 returnBody default).
     static func defaultReply(key: String, etag: String) -> [UInt8] {
         var out = "{\"hash\":"
-        JSONValue.writeString(etag, to: &out)
+        JSONText.appendString(etag, to: &out)
         out += ",\"key\":"
-        JSONValue.writeString(key, to: &out)
+        JSONText.appendString(key, to: &out)
         return Array((out + "}").utf8)
     }
 }

@@ -1,11 +1,15 @@
-/// Minimal JSON text helpers for hand-built lines (logs, metrics, small responses) where
-/// `JSONEncoder` would be needless overhead.
+/// JSON text written by hand (RFC 8259): the string escaping and integer writing behind all the
+/// JSON this project writes without `JSONEncoder` — `UpCore.JSONValue`, the policy and callback
+/// bodies, replies, log lines — so one rule decides what a string becomes wherever it is written.
 ///
-/// Work is done on UTF-8 bytes: only `"`, `\` and control characters (all ASCII) are escaped, so
-/// every other byte, including those of multi-byte characters, is copied as is; a string with
-/// nothing to escape is copied in one go.
+/// Work is done on UTF-8 bytes: only `"`, `\` and control characters (all ASCII) are escaped
+/// (`\n`, `\r`, `\t`, `\b`, `\f` in their short form, the others as `\u00XX`, as Foundation's
+/// `JSONEncoder` and Python's `json` write them), so every other byte, including those of
+/// multi-byte characters, is copied as is, and `/` is never escaped. A string with nothing to
+/// escape is copied in one go. A leaf module with no dependencies: both the protocol core and the
+/// server plumbing use it.
 public enum JSONText {
-    /// Appends `value` as a quoted, escaped JSON string (RFC 8259 §7) to `output`.
+    /// Appends `value` as a quoted, escaped JSON string to `output`.
     public static func appendString(_ value: String, to output: inout [UInt8]) {
         output.append(UInt8(ascii: "\""))
         appendStringContent(value, to: &output)
@@ -28,6 +32,8 @@ public enum JSONText {
             case 0x0A: output.append(contentsOf: [0x5C, UInt8(ascii: "n")])
             case 0x0D: output.append(contentsOf: [0x5C, UInt8(ascii: "r")])
             case 0x09: output.append(contentsOf: [0x5C, UInt8(ascii: "t")])
+            case 0x08: output.append(contentsOf: [0x5C, UInt8(ascii: "b")])
+            case 0x0C: output.append(contentsOf: [0x5C, UInt8(ascii: "f")])
             case 0x00..<0x20:
                 output.append(contentsOf: [0x5C, UInt8(ascii: "u"), 0x30, 0x30])
                 output.append(hexDigits[Int(byte >> 4)])
@@ -37,7 +43,7 @@ public enum JSONText {
         }
     }
 
-    /// Appends `value` as a quoted, escaped JSON string (RFC 8259 §7) to `output`.
+    /// Appends `value` as a quoted, escaped JSON string to `output`.
     public static func appendString(_ value: String, to output: inout String) {
         if !needsEscaping(value.utf8.span) {
             output += "\""
@@ -51,11 +57,38 @@ public enum JSONText {
         output += String(decoding: bytes, as: UTF8.self)
     }
 
+    /// Appends `value` escaped for the inside of a JSON string literal (no quotes) to `output`.
+    public static func appendStringContent(_ value: String, to output: inout String) {
+        if !needsEscaping(value.utf8.span) {
+            output += value
+            return
+        }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(value.utf8.count + 8)
+        appendStringContent(value, to: &bytes)
+        output += String(decoding: bytes, as: UTF8.self)
+    }
+
     /// Returns `value` as a quoted, escaped JSON string.
     public static func quoted(_ value: String) -> String {
         var out = ""
         appendString(value, to: &out)
         return out
+    }
+
+    /// Appends `value` in decimal (a JSON integer) without a `String` in between: the digits
+    /// land right to left in a buffer on the stack, then go in once, in order.
+    public static func appendDecimal(_ value: Int64, to output: inout [UInt8]) {
+        if value < 0 { output.append(UInt8(ascii: "-")) }
+        var digits = InlineArray<20, UInt8>(repeating: 0)
+        var magnitude = value.magnitude
+        var start = 20
+        repeat {
+            start -= 1
+            digits[start] = UInt8(ascii: "0") + UInt8(truncatingIfNeeded: magnitude % 10)
+            magnitude /= 10
+        } while magnitude > 0
+        for index in start..<20 { output.append(digits[index]) }
     }
 
     /// Whether any of a string's UTF-8 `bytes` must be escaped. Scanning them as a `Span` is about

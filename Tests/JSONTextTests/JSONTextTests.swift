@@ -1,5 +1,5 @@
-import Basics
 import Foundation
+import JSONText
 import Testing
 
 @Suite("JSONText")
@@ -18,6 +18,26 @@ struct JSONTextTests {
             let decoded = try JSONSerialization.jsonObject(with: Data(bytes), options: .fragmentsAllowed) as? String
             #expect(decoded == sample)
         }
+    }
+
+    /// Foundation's encoder is the oracle: the same text for every sample, short escapes included.
+    @Test func writesWhatJSONEncoderWrites() throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.withoutEscapingSlashes]
+        for sample in Self.samples {
+            let expected = String(decoding: try encoder.encode(sample), as: UTF8.self)
+            #expect(JSONText.quoted(sample) == expected)
+            var content = ""
+            JSONText.appendStringContent(sample, to: &content)
+            #expect("\"" + content + "\"" == expected)
+        }
+    }
+
+    @Test(arguments: [0, 1, -1, 9, 10, -10, 99, 100, 1_000_000_007, Int64.max, Int64.min, Int64.min + 1])
+    func writesIntegersAsSwiftDoes(value: Int64) {
+        var bytes: [UInt8] = Array("x".utf8)
+        JSONText.appendDecimal(value, to: &bytes)
+        #expect(String(decoding: bytes, as: UTF8.self) == "x\(value)")
     }
 
     @Test func escapesOnlyWhatJSONRequires() {
