@@ -48,7 +48,7 @@ extension SQLiteUpIndex: ObjectCatalog {
                 try database.run(
                     "UPDATE objects SET mime_type = ?, metadata = ?, delete_after_days = ? WHERE bucket = ? AND object_key = ?",
                     [
-                        .text(new.mimeType), .text(try Rows.encode(new.metadata)),
+                        .text(new.mimeType), .text(Rows.metadataText(new.metadata)),
                         new.deleteAfterDays.map { .integer(Int64($0)) } ?? .null, .text(name.bucket), .text(name.key),
                     ])
                 return new

@@ -40,7 +40,7 @@ extension SQLiteUpIndex: ObjectIndex {
         try database.run(
             "INSERT INTO objects (\(objectColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             name + [
-                .text(stored.etag), .integer(stored.fsize), .text(stored.mimeType), .text(try Rows.encode(stored.metadata)),
+                .text(stored.etag), .integer(stored.fsize), .text(stored.mimeType), .text(Rows.metadataText(stored.metadata)),
                 .integer(stored.putTime), stored.deleteAfterDays.map { .integer(Int64($0)) } ?? .null,
                 .integer(Int64(stored.fileType)), .integer(stored.version),
             ])
@@ -80,7 +80,7 @@ extension SQLiteUpIndex: ObjectIndex {
         return StoredObject(
             bucket: try row.text(0), key: try row.text(1), etag: try row.text(2), fsize: try row.integer(3),
             mimeType: try row.text(4), segments: segments,
-            metadata: try Rows.decode([String: String].self, row.text(5)), putTime: try row.integer(6),
+            metadata: try Rows.metadata(row.text(5)), putTime: try row.integer(6),
             deleteAfterDays: row[7].integerValue.map { Int($0) }, fileType: Int(try row.integer(8)),
             version: try row.integer(9))
     }

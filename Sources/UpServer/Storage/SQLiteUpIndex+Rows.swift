@@ -1,5 +1,5 @@
-import Foundation
 import NativeStore
+import UpCore
 
 extension SQLiteUpIndex {
     /// Row ↔ value conversions, in the column order of the SELECTs that use them.
@@ -47,14 +47,29 @@ extension SQLiteUpIndex {
                 outboxID: row[6].integerValue)
         }
 
-        static func encode(_ value: some Encodable) throws -> String {
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]  // stable text for diffs
-            return String(decoding: try encoder.encode(value), as: UTF8.self)
+        /// An object's `x-qn-meta-*` metadata as its column holds it: a JSON object of strings,
+        /// names in order (stable text for diffs), the text `JSONEncoder` with sorted keys wrote
+        /// before; written without Foundation's encoder, which cost ~0.6 % of up-server's CPU per
+        /// small upload.
+        static func metadataText(_ metadata: [String: String]) -> String {
+            JSONValue.object(metadata.sorted { $0.key < $1.key }.map { ($0.key, JSONValue.string($0.value)) }).serialized()
         }
 
-        static func decode<T: Decodable>(_ type: T.Type, _ text: String) throws -> T {
-            try JSONDecoder().decode(type, from: Data(text.utf8))
+        /// The metadata in a column written by ``metadataText(_:)`` (or by `JSONEncoder`, earlier).
+        ///
+        /// - Throws: `SQLiteError` (mismatch) for text that is not a JSON object of strings.
+        static func metadata(_ text: String) throws -> [String: String] {
+            guard case .object(let members)? = try? JSONValue.parse(text) else {
+                throw SQLiteError(code: SQLiteError.mismatch, message: "object metadata is not a JSON object: \(text)")
+            }
+            var metadata: [String: String] = [:]
+            for member in members {
+                guard case .string(let value) = member.value else {
+                    throw SQLiteError(code: SQLiteError.mismatch, message: "object metadata \(member.key) is not a string")
+                }
+                metadata[member.key] = value
+            }
+            return metadata
         }
     }
 }

@@ -73,7 +73,7 @@ extension PostgresUpIndex: ObjectCatalog {
                 WHERE bucket = $4 AND object_key = $5
                 """,
                 [
-                    .text(new.mimeType), .text(try SQLiteUpIndex.Rows.encode(new.metadata)),
+                    .text(new.mimeType), .text(SQLiteUpIndex.Rows.metadataText(new.metadata)),
                     PostgresValue(new.deleteAfterDays), .text(name.bucket), .text(name.key),
                 ])
             return new

@@ -62,7 +62,7 @@ extension PostgresUpIndex: ObjectIndex {
             "INSERT INTO objects (\(SQLiteUpIndex.objectColumns)) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
             name + [
                 .text(object.etag), .integer(object.fsize), .text(object.mimeType),
-                .text(try SQLiteUpIndex.Rows.encode(object.metadata)), .integer(object.putTime),
+                .text(SQLiteUpIndex.Rows.metadataText(object.metadata)), .integer(object.putTime),
                 PostgresValue(object.deleteAfterDays), .integer(Int64(object.fileType)), .integer(object.version),
             ])
         for (position, segment) in object.segments.enumerated() {

@@ -49,7 +49,7 @@ extension PostgresUpIndex {
             StoredObject(
                 bucket: try row.decode(0), key: try row.decode(1), etag: try row.decode(2), fsize: try row.decode(3),
                 mimeType: try row.decode(4), segments: segments,
-                metadata: try SQLiteUpIndex.Rows.decode([String: String].self, row.decode(5)), putTime: try row.decode(6),
+                metadata: try SQLiteUpIndex.Rows.metadata(row.decode(5)), putTime: try row.decode(6),
                 deleteAfterDays: try row.decode(7), fileType: try row.decode(8), version: try row.decode(9))
         }
     }
