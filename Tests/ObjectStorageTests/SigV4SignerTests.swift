@@ -124,6 +124,26 @@ struct SigV4SignerTests {
         #expect(theirs == ours)
     }
 
+    /// The signer keeps its last signing key; a fresh signer derives every key, so it is the
+    /// reference for each signature, across days and after the credentials or scope change.
+    @Test func aKeptSigningKeyNeverSignsForOtherInputs() {
+        func fresh(_ secret: String, _ region: String) -> SigV4Signer {
+            SigV4Signer(credentials: S3Credentials(accessKeyId: "AK", secretAccessKey: secret), region: region)
+        }
+        let request = SigV4Signer.Request(
+            method: "PUT", encodedPath: "/b/k", headers: [("Host", "127.0.0.1:8333")], payloadHash: SigV4Signer.unsignedPayload)
+        let day = SigV4Timestamp(secondsSince1970: 1_700_000_000)
+        let nextDay = SigV4Timestamp(secondsSince1970: 1_700_086_400)
+        var signer = fresh("one", "r1")
+        for time in [day, day, nextDay, day] {
+            #expect(signer.authorization(for: request, at: time) == fresh("one", "r1").authorization(for: request, at: time))
+        }
+        signer.credentials = S3Credentials(accessKeyId: "AK", secretAccessKey: "two")
+        #expect(signer.authorization(for: request, at: day) == fresh("two", "r1").authorization(for: request, at: day))
+        signer.region = "r2"
+        #expect(signer.authorization(for: request, at: day) == fresh("two", "r2").authorization(for: request, at: day))
+    }
+
     @Test func timestampFormsAndParsing() {
         #expect(SigV4Timestamp(secondsSince1970: 1_440_938_160).amzDate == "20150830T123600Z")
         #expect(SigV4Timestamp(secondsSince1970: 0).amzDate == "19700101T000000Z")

@@ -1,4 +1,5 @@
 import NativeCrypto
+import Synchronization
 
 /// AWS Signature Version 4 for the `Authorization` header: pure functions of the request, the
 /// credentials and a time passed in.
@@ -49,6 +50,12 @@ public struct SigV4Signer: Sendable {
     public var region: String
     /// The service in the scope: `s3` for object stores.
     public var service: String
+
+    /// The last signing key made, shared by copies of this signer: the key changes once a day,
+    /// and deriving it is four of a request's five HMACs (~1 % of up-server's CPU per small
+    /// upload on S3). Keyed by everything it is derived from, so a changed credential or scope
+    /// is never signed with an old key.
+    private let lastKey = LastSigningKey()
 
     /// Creates a signer.
     public init(credentials: S3Credentials, region: String, service: String = "s3") {
@@ -108,7 +115,9 @@ public struct SigV4Signer: Sendable {
 
     /// The lower-case hex signature of `stringToSign`.
     public func signature(of stringToSign: String, at time: SigV4Timestamp) -> String {
-        Hex.encode(HMAC(.sha256, key: signingKey(for: time.date)).authenticationCode(for: Array(stringToSign.utf8)))
+        let inputs = [time.date, region, service, credentials.secretAccessKey]
+        let key = lastKey.key(for: inputs) { signingKey(for: time.date) }
+        return Hex.encode(HMAC(.sha256, key: key).authenticationCode(for: Array(stringToSign.utf8)))
     }
 
     /// The `Authorization` header value for `request` as given (its headers must already hold
@@ -146,5 +155,18 @@ public struct SigV4Signer: Sendable {
             }
         }
         return String(decoding: out, as: UTF8.self)
+    }
+}
+
+/// One signing key and what it was derived from (``SigV4Signer``'s cache).
+private final class LastSigningKey: Sendable {
+    private let entry = Mutex<(inputs: [String], key: [UInt8])?>(nil)
+
+    /// The key for `inputs`: the one kept if it was made from the same, else `make()`'s, kept.
+    func key(for inputs: [String], make: () -> [UInt8]) -> [UInt8] {
+        if let kept = entry.withLock({ $0 }), kept.inputs == inputs { return kept.key }
+        let key = make()
+        entry.withLock { $0 = (inputs, key) }
+        return key
     }
 }
