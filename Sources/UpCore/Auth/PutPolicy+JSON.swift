@@ -1,4 +1,5 @@
 import JSONText
+
 // qiniu-protocol.md §1.1, §1.3: reading and writing the policy JSON.
 
 extension PutPolicy {

@@ -26,11 +26,10 @@ extension PostgresUpIndex: BlockIndex {
     /// duplicate or concurrent chunk, on any instance, finds the offset already moved and
     /// changes nothing), and the rest of the WHERE is `UpIndexRules.checkAdvance` in SQL, so an
     /// update the rules refuse is never applied. Only when nothing changed is the row read, to
-    /// tell a refused argument
-    /// (thrown, by `UpIndexRules.checkAdvance` as everywhere) from a block that moved on or is
-    /// gone (`false`); `block_size` never changes, so that read decides as the update did.
-    /// Each v1 chunk ends here: one round trip instead of three (`BEGIN` + read, update,
-    /// `COMMIT`).
+    /// tell a refused argument (thrown by `UpIndexRules.checkAdvance`, as everywhere) from a
+    /// block that moved on or is gone (`false`); `block_size` never changes, so that read decides
+    /// as the update did. Each v1 chunk ends here: one round trip instead of three (`BEGIN` +
+    /// read, update, `COMMIT`).
     public func advanceBlock(
         _ blob: BlobID, from expectedOffset: Int64, to newOffset: Int64, crc32: UInt32, sha1: [UInt8]?
     ) async throws -> Bool {
