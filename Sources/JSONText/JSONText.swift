@@ -76,19 +76,25 @@ public enum JSONText {
         return out
     }
 
-    /// Appends `value` in decimal (a JSON integer) without a `String` in between: the digits
-    /// land right to left in a buffer on the stack, then go in once, in order.
+    /// Appends `value` in decimal (a JSON integer) without a `String` in between: one division
+    /// per digit, the digits appended lowest first and then swapped into order in place. Not
+    /// through an `InlineArray` (Apple platforms have it from their 26 releases; UpCore builds
+    /// for macOS 15 and iOS 18) nor a reversed slice of `output` (which copies).
     public static func appendDecimal(_ value: Int64, to output: inout [UInt8]) {
         if value < 0 { output.append(UInt8(ascii: "-")) }
-        var digits = InlineArray<20, UInt8>(repeating: 0)
+        let start = output.count
         var magnitude = value.magnitude
-        var start = 20
         repeat {
-            start -= 1
-            digits[start] = UInt8(ascii: "0") + UInt8(truncatingIfNeeded: magnitude % 10)
+            output.append(UInt8(ascii: "0") + UInt8(truncatingIfNeeded: magnitude % 10))
             magnitude /= 10
         } while magnitude > 0
-        for index in start..<20 { output.append(digits[index]) }
+        var low = start
+        var high = output.count - 1
+        while low < high {
+            output.swapAt(low, high)
+            low += 1
+            high -= 1
+        }
     }
 
     /// Whether any of a string's UTF-8 `bytes` must be escaped. Scanning them as a `Span` is about
