@@ -99,14 +99,22 @@ extension PostgresConnection {
         case .plain(let sql):
             return unsafe PQsendQueryParams(handle, sql, 0, nil, nil, nil, nil, 0) == 1
         case .prepared(let name, let encoded):
-            return unsafe encoded.buffer.withUnsafeBufferPointer { buffer in
-                let base = unsafe UnsafeRawPointer(buffer.baseAddress!)
-                let values = unsafe encoded.offsets.map { offset in
-                    unsafe offset.map { unsafe (base + $0).assumingMemoryBound(to: CChar.self) }
-                }
-                return unsafe PQsendQueryPrepared(
+            return unsafe Self.withValues(encoded) { values in
+                unsafe PQsendQueryPrepared(
                     handle, name, Int32(encoded.offsets.count), values, encoded.lengths, encoded.formats, 0) == 1
             }
+        }
+    }
+
+    /// Calls `body` with each parameter's C string in `encoded.buffer` (nil for NULL), as
+    /// `PQexecPrepared` and `PQsendQueryPrepared` take them; the pointers live only inside `body`.
+    static func withValues<R>(_ encoded: EncodedParameters, _ body: ([UnsafePointer<CChar>?]) -> R) -> R {
+        unsafe encoded.buffer.withUnsafeBufferPointer { buffer in
+            let base = unsafe UnsafeRawPointer(buffer.baseAddress!)
+            let values = unsafe encoded.offsets.map { offset in
+                unsafe offset.map { unsafe (base + $0).assumingMemoryBound(to: CChar.self) }
+            }
+            return unsafe body(values)
         }
     }
 

@@ -124,13 +124,8 @@ internal import CLibPQ
         let name = try statementName(sql, types: types)
         let encoded = try encode(parameters)
         if !queued.isEmpty { return try sendQueued(then: .prepared(name: name, parameters: encoded))! }
-        let result = unsafe encoded.buffer.withUnsafeBufferPointer { buffer in
-            let base = unsafe UnsafeRawPointer(buffer.baseAddress!)
-            let values = unsafe encoded.offsets.map { offset in
-                unsafe offset.map { unsafe (base + $0).assumingMemoryBound(to: CChar.self) }
-            }
-            return unsafe PQexecPrepared(
-                handle, name, Int32(parameters.count), values, encoded.lengths, encoded.formats, 0)
+        let result = unsafe Self.withValues(encoded) { values in
+            unsafe PQexecPrepared(handle, name, Int32(parameters.count), values, encoded.lengths, encoded.formats, 0)
         }
         return try unsafe consume(result)
     }
