@@ -19,6 +19,14 @@ extension PutPolicy {
         }
     }
 
+    /// Whether an upload under this policy needs the type sniffed from its first bytes
+    /// (``MimeResolution/needsSniffedType(detectMime:mimeLimit:clientMimeType:fname:key:)`` with
+    /// this policy's ``detectMime`` and ``mimeLimit``).
+    public func needsSniffedType(clientMimeType: String?, fname: String?, key: String?) -> Bool {
+        MimeResolution.needsSniffedType(
+            detectMime: detectMime, mimeLimit: mimeLimit, clientMimeType: clientMimeType, fname: fname, key: key)
+    }
+
     /// Checks a (sniffed) MIME type against ``mimeLimit``: a `;`-separated list, `*` as the
     /// whole subtype (`image/*`), a leading `!` turning the whole list into a deny-list
     /// (`!application/json;text/plain`). Comparison ignores ASCII case and any `; parameters`

@@ -61,10 +61,7 @@ struct MkfileHandler: Sendable {
         // §1.3 fsizeLimit: refuse a declared size over the limit before touching any block.
         try token.policy.checkSize(target.fsize, isFinal: false)
         let contexts = try MkfileBody.parse(body).contexts
-        let policy = token.policy
-        let sniff = MimeResolution.needsSniffedType(
-            detectMime: policy.detectMime, mimeLimit: policy.mimeLimit, clientMimeType: target.mimeType,
-            fname: target.fname, key: target.key)
+        let sniff = token.policy.needsSniffedType(clientMimeType: target.mimeType, fname: target.fname, key: target.key)
         let assembly = try await BlockAssembly.assemble(
             contexts: contexts, fsize: target.fsize, signer: self.contexts, blocks: blocks, blobs: blobs, sniff: sniff,
             now: now)

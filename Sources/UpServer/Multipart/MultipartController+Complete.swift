@@ -139,10 +139,8 @@ extension MultipartController {
     /// `nil` if unreadable: a concurrent re-upload of part 1 may just have removed its blob, and
     /// then `completeUpload` refuses the stale segment list anyway.
     private func sniff(_ first: Segment?, policy: PutPolicy, fname: String?, mimeType: String?, key: String?) async -> String? {
-        let needed = MimeResolution.needsSniffedType(
-            detectMime: policy.detectMime, mimeLimit: policy.mimeLimit, clientMimeType: mimeType, fname: fname, key: key)
         let store = ingest.store
-        guard needed, let first else { return nil }
+        guard policy.needsSniffedType(clientMimeType: mimeType, fname: fname, key: key), let first else { return nil }
         let length = min(Int64(MimeSniffer.windowSize), first.length)
         guard length > 0 else { return nil }
         let bytes = try? await BlockingWork.run { try store.read(first.blob, range: 0..<length) }
