@@ -115,7 +115,8 @@ public struct SigV4Signer: Sendable {
 
     /// The lower-case hex signature of `stringToSign`.
     public func signature(of stringToSign: String, at time: SigV4Timestamp) -> String {
-        let inputs = [time.date, region, service, credentials.secretAccessKey]
+        let inputs = LastSigningKey.Inputs(
+            date: time.date, region: region, service: service, secret: credentials.secretAccessKey)
         let key = lastKey.key(for: inputs) { signingKey(for: time.date) }
         return Hex.encode(HMAC(.sha256, key: key).authenticationCode(for: Array(stringToSign.utf8)))
     }
@@ -160,10 +161,18 @@ public struct SigV4Signer: Sendable {
 
 /// One signing key and what it was derived from (``SigV4Signer``'s cache).
 private final class LastSigningKey: Sendable {
-    private let entry = Mutex<(inputs: [String], key: [UInt8])?>(nil)
+    /// Everything a signing key is derived from.
+    struct Inputs: Equatable {
+        var date: String
+        var region: String
+        var service: String
+        var secret: String
+    }
+
+    private let entry = Mutex<(inputs: Inputs, key: [UInt8])?>(nil)
 
     /// The key for `inputs`: the one kept if it was made from the same, else `make()`'s, kept.
-    func key(for inputs: [String], make: () -> [UInt8]) -> [UInt8] {
+    func key(for inputs: Inputs, make: () -> [UInt8]) -> [UInt8] {
         if let kept = entry.withLock({ $0 }), kept.inputs == inputs { return kept.key }
         let key = make()
         entry.withLock { $0 = (inputs, key) }
