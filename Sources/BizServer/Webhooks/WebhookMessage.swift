@@ -1,13 +1,13 @@
 import Basics
-import Foundation
 import JSONText
 import Outbox
+import UpCore
 
 /// One webhook delivery as the outbox keeps it (the payload of its `OutboxEntry`, JSON): the
 /// endpoint it goes to, its `webhook-id`, and the event body, rendered once so every attempt
 /// sends the same bytes. Secrets are never stored: each attempt signs with the secrets the
 /// configuration holds for the endpoint then (a rotation applies to pending deliveries too).
-struct WebhookMessage: Sendable, Equatable, Codable {
+struct WebhookMessage: Sendable, Equatable {
     /// The endpoint's URL (its identity in the configuration).
     var endpoint: String
     /// `webhook-id`: the upload record's id for `upload.completed`, so it is the same on every
@@ -45,19 +45,29 @@ struct WebhookMessage: Sendable, Equatable, Codable {
             delaySeconds: endpoint.retryScheduleSeconds.first ?? 0)
     }
 
-    /// The payload text: JSON with sorted keys.
+    /// The payload text: JSON with its members in name order — the text `JSONEncoder` with
+    /// sorted keys wrote before, made without Foundation's coders (as `CallbackMessage`'s).
     func encoded() -> String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return String(decoding: (try? encoder.encode(self)) ?? Data(), as: UTF8.self)
+        JSONValue.object([
+            ("body", .string(body)), ("endpoint", .string(endpoint)), ("type", .string(type)),
+            ("webhookID", .string(webhookID)),
+        ]).serialized()
     }
 
-    /// The message in an outbox entry's payload.
+    /// The message in an outbox entry's payload: any JSON text with these members, in any order
+    /// and spacing (rows written by earlier versions included).
     ///
-    /// - Throws: `DecodingError` for a payload that is not one (a damaged row).
-    init(payload: String) throws {
-        self = try JSONDecoder().decode(WebhookMessage.self, from: Data(payload.utf8))
+    /// - Throws: ``DamagedPayload`` for a payload that is not one (a damaged row).
+    init(payload: String) throws(DamagedPayload) {
+        guard let json = try? JSONValue.parse(payload), let endpoint = json["endpoint"]?.stringValue,
+            let webhookID = json["webhookID"]?.stringValue, let type = json["type"]?.stringValue,
+            let body = json["body"]?.stringValue
+        else { throw DamagedPayload() }
+        self.init(endpoint: endpoint, webhookID: webhookID, type: type, body: body)
     }
+
+    /// An outbox payload that does not hold a webhook message.
+    struct DamagedPayload: Error, Equatable {}
 
     init(endpoint: String, webhookID: String, type: String, body: String) {
         self.endpoint = endpoint
