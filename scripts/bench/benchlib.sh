@@ -2,6 +2,8 @@
 #
 #   bench_init NAME ALL LAST "$@"   common_init NAME, cd to the repository, $command_line, then
 #                              --quick / --check / --targets LIST / -h (usage: lines 2..LAST of $0)
+#   bench_build PRODUCT...     the release binaries measured, in $bench_bin: built here, or taken
+#                              as they are from BENCH_BIN=DIR (another build: scripts/bench/pairs)
 #   want TARGET                whether TARGET is among --targets
 #   settle                     sync the temp dir's disk, wait (bounded) for a calm machine
 #   start_up [LEVEL] / stop_up a fresh release up-server (own data dir, own log) per run
@@ -39,6 +41,21 @@ bench_init() {
     done
 }
 want() { [[ ",$targets," == *",$1,"* ]]; }
+
+# The directory of the binaries measured: BENCH_BIN (made absolute), else this checkout's release build.
+bench_bin="$(cd "${BENCH_BIN:-$UPGATE_ROOT/.build/release}" 2>/dev/null && pwd)" \
+    || die "BENCH_BIN=${BENCH_BIN:-} is not a directory"
+bench_build() {
+    local product
+    if [[ -z "${BENCH_BIN:-}" ]]; then
+        build_products release "$@"
+        return
+    fi
+    for product in "$@"; do
+        [[ -x "$bench_bin/$product" ]] || die "BENCH_BIN=$BENCH_BIN has no $product"
+    done
+    say "measuring the binaries in $bench_bin (BENCH_BIN), not this checkout's build"
+}
 
 now() { echo "$EPOCHREALTIME"; }
 elapsed() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", b - a }'; }
@@ -88,7 +105,7 @@ start_up() {  # [log level, default $up_log_level, else warning]
     data="$work/up-data-$up_runs"
     mkdir -p "$data"
     track_log "$work/up-server-$up_runs.log"
-    "${clean_env[@]}" "$UPGATE_ROOT/.build/release/up-server" --config "$UPGATE_ROOT/Config/up-server.json" \
+    "${clean_env[@]}" "$bench_bin/up-server" --config "$UPGATE_ROOT/Config/up-server.json" \
         --port "$port" --data-dir "$data" --log-level "$level" >"$work/up-server-$up_runs.log" 2>&1 &
     up_pid=$!
     track_pid "$up_pid"
@@ -220,4 +237,5 @@ bench_provenance() {
     echo "command: \`$1\`$(env | grep -E "^($2)=" | sort | tr '\n' ' ' | sed 's/^\(.\)/ (\1/; s/ $/)/')"
     echo "commit: $(git -C "$UPGATE_ROOT" rev-parse --short HEAD)$(git -C "$UPGATE_ROOT" diff --quiet HEAD 2>/dev/null \
         || echo ' (uncommitted changes)')"
+    [[ -z "${BENCH_BIN:-}" ]] || echo "binaries: $bench_bin (BENCH_BIN), not necessarily this commit's"
 }
