@@ -125,6 +125,34 @@ struct BlockStoreContractTests {
         }
     }
 
+    /// The head mkfile sniffs a type from, inside the blob's first chunk, is one GET on S3 (no
+    /// LIST); a range past that chunk, an unknown blob and a range past the end read as before.
+    @Test func onS3ARangeInsideTheFirstChunkIsReadWithOneGet() async throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let transport = CountingTransport(try CurlTransport())
+        let store = try await s3BlockStore(directory, transport: transport)
+        let data = BytePattern.bytes(0..<200, seed: 3)
+        let blob = try await BlockingIO.run { try store.create() }
+        _ = try await BlockingIO.run { try store.append(Array(data[..<100]), to: blob, at: 0) }
+        _ = try await BlockingIO.run { try store.appendFollowing(Array(data[100...]), to: blob, at: 100) }
+        for range: Range<Int64> in [0..<50, 90..<100, 0..<100] {
+            transport.methods = []
+            #expect(try await BlockingIO.run { try store.read(blob, range: range) } == Array(data[Int(range.lowerBound)..<Int(range.upperBound)]))
+            #expect(transport.methods == ["GET"])
+        }
+        transport.methods = []
+        #expect(try await BlockingIO.run { try store.read(blob, range: 50..<150) } == Array(data[50..<150]))
+        #expect(transport.methods.count > 2)  // the first chunk falls short: list, then each chunk
+        try await BlockingIO.run {
+            #expect(throws: BlockStoreError.outOfRange(blob, requested: 150..<201, length: 200)) {
+                _ = try store.read(blob, range: 150..<201)
+            }
+            let unknown = BlobID.random()
+            #expect(throws: BlockStoreError.notFound(unknown)) { _ = try store.read(unknown, range: 0..<5) }
+        }
+    }
+
     @Test(arguments: BlobStoreKind.allCases)
     func aBlobShorterThanTheAcknowledgedOffsetIsAnError(kind: BlobStoreKind) async throws {
         let directory = TemporaryDirectory()

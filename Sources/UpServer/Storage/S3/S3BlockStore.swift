@@ -29,7 +29,8 @@ import Synchronization
 /// blob is one PUT, not an empty PUT, then a PUT (and no LIST). ``sync(_:)`` stores an empty
 /// blob that never got an append. Every other append lists the blob's chunks first; the later
 /// appends of one request body come through ``appendFollowing(_:to:at:)`` and are one PUT each.
-/// And a confirmed PUT is durable, so callers skip ``sync(_:)`` (``writesAreDurable``) except
+/// A small read inside the first chunk (the head mkfile sniffs a type from) is one GET, with no
+/// LIST (``read(_:range:)``). And a confirmed PUT is durable, so callers skip ``sync(_:)`` (``writesAreDurable``) except
 /// for an empty blob.
 ///
 /// Every S3 failure surfaces as the `S3Error` itself; the error boundary answers a store that
@@ -192,11 +193,43 @@ public final class S3BlockStore: BlockStore {
         return try chain(of: blob).length
     }
 
-    /// See `BlockStore.read(_:range:)`.
+    /// Reads up to this offset try the blob's first chunk alone (``read(_:range:)``).
+    static let firstChunkReadLimit: Int64 = 64 << 10
+
+    /// See `BlockStore.read(_:range:)`. A small range inside the blob's first chunk — the head
+    /// mkfile and v2 complete sniff a type from — is one ranged GET of that chunk, with no LIST:
+    /// the chunk at offset 0 always starts the blob's chain, so a listing would serve the same
+    /// bytes from it, and bounds that hold inside it hold for the blob. When the chunk is shorter
+    /// than the range (or absent), the listing answers, with its errors.
     public func read(_ blob: BlobID, range: Range<Int64>) throws -> [UInt8] {
+        if !range.isEmpty, range.lowerBound >= 0, range.upperBound <= Self.firstChunkReadLimit, !isUnwritten(blob),
+            let bytes = try firstChunkBytes(of: blob, range: range)
+        {
+            return bytes
+        }
         var bytes: [UInt8] = []
         try forEachChunk(of: blob, range: range, size: 1 << 20) { bytes += $0 }
         return bytes
+    }
+
+    /// `range` of the blob's chunk at offset 0, or nil when that chunk does not hold all of it
+    /// (it ends sooner: S3 serves less or refuses the range) or does not exist.
+    private func firstChunkBytes(of blob: BlobID, range: Range<Int64>) throws -> [UInt8]? {
+        let client = self.client
+        let key = Self.chunkKey(blob, at: 0)
+        do {
+            return try BlockingAsync.run { () async throws -> [UInt8]? in
+                let download = try await client.getObject(key, range: range)
+                guard download.range == range else {
+                    download.body.cancel()
+                    return nil
+                }
+                let bytes = try await download.body.collect(upTo: range.count)
+                return bytes.count == range.count ? bytes : nil
+            }
+        } catch let error as S3Error where error.kind == .notFound || error.kind == .rejected {
+            return nil
+        }
     }
 
     /// See `BlockStore.forEachChunk(of:range:size:_:)`: each chunk object overlapping `range`
