@@ -59,14 +59,14 @@ public actor InMemoryUpIndex: BlockIndex, ObjectIndex, MultipartIndex, SweepInde
 
     // MARK: Blocks
 
-    /// See `BlockIndex.createBlock(_:blockSize:received:crc32:sha1:expiresAt:createdAt:)`.
+    /// See `BlockIndex.createBlock(_:blockSize:received:crc32:sha1:sniffedType:expiresAt:createdAt:)`.
     public func createBlock(
-        _ blob: BlobID, blockSize: Int64, received: Int64, crc32: UInt32, sha1: [UInt8]?, expiresAt: Int64,
-        createdAt: Int64
+        _ blob: BlobID, blockSize: Int64, received: Int64, crc32: UInt32, sha1: [UInt8]?, sniffedType: String??,
+        expiresAt: Int64, createdAt: Int64
     ) throws -> BlockRecord {
         let record = try UpIndexRules.newBlock(
-            blob, blockSize: blockSize, received: received, crc32: crc32, sha1: sha1, expiresAt: expiresAt,
-            createdAt: createdAt)
+            blob, blockSize: blockSize, received: received, crc32: crc32, sha1: sha1, sniffedType: sniffedType,
+            expiresAt: expiresAt, createdAt: createdAt)
         guard state.blocks[blob] == nil else { throw UpIndexError.invalidArgument("block \(blob) exists") }
         state.blocks[blob] = record
         return record

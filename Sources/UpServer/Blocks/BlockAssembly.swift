@@ -55,6 +55,7 @@ struct BlockAssembly: Sendable {
 
         var segments: [Segment] = []
         var digests: [[UInt8]] = []
+        var firstSniffed: String?? = nil
         segments.reserveCapacity(decoded.count)
         digests.reserveCapacity(decoded.count)
         for (position, context) in decoded.enumerated() {
@@ -68,11 +69,12 @@ struct BlockAssembly: Sendable {
             }
             segments.append(Segment(blob: blob, length: record.blockSize))
             digests.append(sha1)
+            if position == 0 { firstSniffed = record.sniffedType }
         }
         return BlockAssembly(
             segments: segments, etag: Etag.fromBlockDigests(digests), fsize: total,
             latestExpiry: decoded.map(\.expiresAt).max() ?? now,
-            sniffedMimeType: sniff ? try await Self.sniff(segments.first, blobs: blobs) : nil)
+            sniffedMimeType: sniff ? try await Self.sniff(segments.first, recorded: firstSniffed, blobs: blobs) : nil)
     }
 
     /// Step 2 above; returns the total size.
@@ -95,9 +97,11 @@ struct BlockAssembly: Sendable {
         return total
     }
 
-    /// Sniffs the first bytes of the first block (§1.3: `mimeLimit` checks the sniffed type).
-    private static func sniff(_ first: Segment?, blobs store: any BlockStore) async throws -> String? {
+    /// Sniffs the first bytes of the first block (§1.3: `mimeLimit` checks the sniffed type):
+    /// what mkblk recorded for them when it could (`BlockRecord.sniffedType`), else read back.
+    private static func sniff(_ first: Segment?, recorded: String??, blobs store: any BlockStore) async throws -> String? {
         guard let first, first.length > 0 else { return nil }
+        if let recorded { return recorded }
         let window = min(Int64(MimeSniffer.windowSize), first.length)
         let bytes = try await BlockingWork.run { try store.read(first.blob, range: 0..<window) }
         return MimeSniffer.sniff(bytes)

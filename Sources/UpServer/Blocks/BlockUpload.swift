@@ -43,6 +43,9 @@ struct BlockUpload: Sendable, Equatable {
         var blockCRC: UInt32
         /// The block's SHA-1 when this chunk completed it (§7.1); nil otherwise.
         var sha1: [UInt8]?
+        /// What the block's first bytes were sniffed as, when this chunk starts the block and
+        /// holds the whole sniffing window (`BlockRecord.sniffedType`); nil otherwise.
+        var sniffedType: String?? = nil
     }
 
     /// What the bytes of a replayed chunk came to.
@@ -197,6 +200,7 @@ extension BlockUpload {
             after.offset = record.offset + written.count
             after.crc32 = written.blockCRC
             after.sha1 = written.sha1
+            if isNew { after.sniffedType = written.sniffedType }
             phase = .recording(before: record, after: after, chunkCRC: written.chunkCRC)
             return isNew ? .create(after) : .advance(from: record.offset, to: after)
         case (.recording(let before, let after, let chunkCRC), .recorded(let moved)):

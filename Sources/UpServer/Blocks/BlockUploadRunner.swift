@@ -66,13 +66,21 @@ struct BlockUploadRunner: Sendable {
             // Each byte is CRC'd once: the block's CRC is the resumed one extended by this chunk's.
             guard let chunkCRC = written.crc32 else { preconditionFailure("a v1 chunk target computes CRC-32") }
             let blockCRC = CRC32.combine(resumingCRC, chunkCRC, length: written.count)
-            return .written(.init(count: written.count, chunkCRC: chunkCRC, blockCRC: blockCRC, sha1: written.blockSHA1))
+            // The first chunk's head is what mkfile would read back to sniff (BlockAssembly): kept
+            // with the row when it holds the whole window.
+            let sniffedType: String?? =
+                offset == 0 && written.count >= min(Int64(MimeSniffer.windowSize), blockSize)
+                ? .some(MimeSniffer.sniff(written.head)) : nil
+            return .written(
+                .init(
+                    count: written.count, chunkCRC: chunkCRC, blockCRC: blockCRC, sha1: written.blockSHA1,
+                    sniffedType: sniffedType))
         case .compare(let offset, let limit):
             return .replayed(try await compare(body, with: blob, at: offset, limit: limit))
         case .create(let record):
             _ = try await blocks.createBlock(
                 blob, blockSize: record.blockSize, received: record.offset, crc32: record.crc32, sha1: record.sha1,
-                expiresAt: record.expiresAt, createdAt: record.createdAt)
+                sniffedType: record.sniffedType, expiresAt: record.expiresAt, createdAt: record.createdAt)
             return .recorded(true)
         case .advance(let from, let record):
             return .recorded(

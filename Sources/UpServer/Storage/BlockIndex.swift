@@ -13,11 +13,12 @@ public protocol BlockIndex: Sendable {
     /// - Parameters:
     ///   - crc32: CRC-32 of the first `received` bytes.
     ///   - sha1: The block's SHA-1; required exactly when `received == blockSize`.
+    ///   - sniffedType: `BlockRecord.sniffedType`: what the first bytes were sniffed as, if known.
     /// - Throws: `UpIndexError.invalidArgument` unless 1 ≤ `blockSize` ≤ 4194304, or for
     ///   `received`/`sha1` as in `advanceBlock`.
     func createBlock(
-        _ blob: BlobID, blockSize: Int64, received: Int64, crc32: UInt32, sha1: [UInt8]?, expiresAt: Int64,
-        createdAt: Int64
+        _ blob: BlobID, blockSize: Int64, received: Int64, crc32: UInt32, sha1: [UInt8]?, sniffedType: String??,
+        expiresAt: Int64, createdAt: Int64
     ) async throws -> BlockRecord
 
     /// Moves the block's offset from `expectedOffset` to `newOffset` — compare-and-set, so a
@@ -55,6 +56,7 @@ extension BlockIndex {
         -> BlockRecord
     {
         try await createBlock(
-            blob, blockSize: blockSize, received: 0, crc32: 0, sha1: nil, expiresAt: expiresAt, createdAt: createdAt)
+            blob, blockSize: blockSize, received: 0, crc32: 0, sha1: nil, sniffedType: nil, expiresAt: expiresAt,
+            createdAt: createdAt)
     }
 }

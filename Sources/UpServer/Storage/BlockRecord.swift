@@ -18,11 +18,16 @@ public struct BlockRecord: Sendable, Equatable {
     public var expiresAt: Int64
     /// Unix seconds of `mkblk`.
     public var createdAt: Int64
+    /// What `MimeSniffer` made of the block's first bytes, recorded by mkblk when its chunk held
+    /// the whole sniffing window, so mkfile need not read those bytes back (on S3 a GET per
+    /// upload): `.some(nil)` when it recognised nothing; nil when not recorded (a first chunk
+    /// shorter than the window, or a row older than the column), and mkfile reads the bytes.
+    public var sniffedType: String??
 
     /// Creates a record.
     public init(
         blob: BlobID, blockSize: Int64, offset: Int64 = 0, crc32: UInt32 = 0, sha1: [UInt8]? = nil,
-        expiresAt: Int64, createdAt: Int64
+        expiresAt: Int64, createdAt: Int64, sniffedType: String?? = nil
     ) {
         self.blob = blob
         self.blockSize = blockSize
@@ -31,7 +36,15 @@ public struct BlockRecord: Sendable, Equatable {
         self.sha1 = sha1
         self.expiresAt = expiresAt
         self.createdAt = createdAt
+        self.sniffedType = sniffedType
     }
+
+    /// ``sniffedType`` as the index stores it (column `sniffed_type`): NULL when not recorded,
+    /// the empty text when nothing was recognised.
+    public static func sniffedTypeText(_ sniffedType: String??) -> String? { sniffedType.map { $0 ?? "" } }
+
+    /// ``sniffedType`` from the stored text (``sniffedTypeText(_:)``).
+    public static func sniffedType(text: String?) -> String?? { text.map { $0.isEmpty ? nil : $0 } }
 
     /// Whether every byte of the block has arrived.
     public var isComplete: Bool { offset == blockSize }

@@ -1,22 +1,23 @@
 import NativeStore
 
 extension SQLiteUpIndex: BlockIndex {
-    static let blockColumns = "blob, block_size, received, crc32, sha1, expires_at, created_at"
+    static let blockColumns = "blob, block_size, received, crc32, sha1, expires_at, created_at, sniffed_type"
 
-    /// See `BlockIndex.createBlock(_:blockSize:received:crc32:sha1:expiresAt:createdAt:)`.
+    /// See `BlockIndex.createBlock(_:blockSize:received:crc32:sha1:sniffedType:expiresAt:createdAt:)`.
     public func createBlock(
-        _ blob: BlobID, blockSize: Int64, received: Int64, crc32: UInt32, sha1: [UInt8]?, expiresAt: Int64,
-        createdAt: Int64
+        _ blob: BlobID, blockSize: Int64, received: Int64, crc32: UInt32, sha1: [UInt8]?, sniffedType: String??,
+        expiresAt: Int64, createdAt: Int64
     ) async throws -> BlockRecord {
         let record = try UpIndexRules.newBlock(
-            blob, blockSize: blockSize, received: received, crc32: crc32, sha1: sha1, expiresAt: expiresAt,
-            createdAt: createdAt)
+            blob, blockSize: blockSize, received: received, crc32: crc32, sha1: sha1, sniffedType: sniffedType,
+            expiresAt: expiresAt, createdAt: createdAt)
         try await perform { database in
             try database.run(
-                "INSERT INTO blocks (\(Self.blockColumns)) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                "INSERT INTO blocks (\(Self.blockColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                 [
                     .text(blob.hex), .integer(blockSize), .integer(received), .integer(Int64(crc32)),
                     sha1.map { .blob($0) } ?? .null, .integer(expiresAt), .integer(createdAt),
+                    BlockRecord.sniffedTypeText(sniffedType).map { .text($0) } ?? .null,
                 ])
         }
         return record

@@ -18,7 +18,8 @@ extension SQLiteUpIndex {
             BlockRecord(
                 blob: try blobID(row.text(0)), blockSize: try row.integer(1), offset: try row.integer(2),
                 crc32: UInt32(truncatingIfNeeded: try row.integer(3)), sha1: row[4].blobValue,
-                expiresAt: try row.integer(5), createdAt: try row.integer(6))
+                expiresAt: try row.integer(5), createdAt: try row.integer(6),
+                sniffedType: BlockRecord.sniffedType(text: row[7].textValue))
         }
 
         /// `uploadColumns` order.

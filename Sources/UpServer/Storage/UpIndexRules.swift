@@ -12,11 +12,12 @@ public enum UpIndexRules {
     /// The record of a new block holding its first `received` bytes, checked like an advance
     /// from 0.
     public static func newBlock(
-        _ blob: BlobID, blockSize: Int64, received: Int64, crc32: UInt32, sha1: [UInt8]?, expiresAt: Int64,
-        createdAt: Int64
+        _ blob: BlobID, blockSize: Int64, received: Int64, crc32: UInt32, sha1: [UInt8]?, sniffedType: String?? = nil,
+        expiresAt: Int64, createdAt: Int64
     ) throws -> BlockRecord {
         try checkBlockSize(blockSize)
-        var record = BlockRecord(blob: blob, blockSize: blockSize, expiresAt: expiresAt, createdAt: createdAt)
+        var record = BlockRecord(
+            blob: blob, blockSize: blockSize, expiresAt: expiresAt, createdAt: createdAt, sniffedType: sniffedType)
         try checkAdvance(record, from: 0, to: received, sha1: sha1)
         record.offset = received
         record.crc32 = crc32

@@ -318,8 +318,10 @@ struct MkfileTests {
         #expect(refused.status == 403)
     }
 
-    /// The first bytes are read back (a LIST and a GET on S3) only when the type can depend on
-    /// them: here the key's extension decides, until the policy asks for detection.
+    /// The first bytes are read back (a GET on S3) only when the type can depend on them and
+    /// mkblk could not sniff them itself: here the key's extension decides, until the policy asks
+    /// for detection; then mkblk's first chunk, which held the whole sniffing window, answers;
+    /// a first chunk shorter than the window is read back.
     @Test func theBlocksAreReadBackOnlyWhenTheSniffedTypeCanMatter() async throws {
         let harness = UpServerHarness()
         let png: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A] + [UInt8](repeating: 0, count: 600)
@@ -334,8 +336,17 @@ struct MkfileTests {
         let detecting = harness.token { $0.detectMime = 1 }
         let again = await harness.mkfile(detecting, V1Paths.mkfile(png.count, key: "q.txt"), [await harness.block(detecting, png)])
         #expect(again.status == 200, "\(again.text)")
-        #expect(harness.store.readCount == before + 1)
+        #expect(harness.store.readCount == before)
         #expect(await harness.index.object(bucket: "demo", key: "q.txt")?.mimeType == "image/png")
+
+        let first = await harness.mkblk(detecting, blockSize: png.count, Array(png[..<100]))
+        let firstCtx = try #require(first.json["ctx"] as? String)
+        let rest = await harness.bput(detecting, ctx: firstCtx, offset: 100, Array(png[100...]))
+        let lastCtx = try #require(rest.json["ctx"] as? String)
+        let split = await harness.mkfile(detecting, V1Paths.mkfile(png.count, key: "r.txt"), [lastCtx])
+        #expect(split.status == 200, "\(split.text)")
+        #expect(harness.store.readCount == before + 1)
+        #expect(await harness.index.object(bucket: "demo", key: "r.txt")?.mimeType == "image/png")
     }
 
     @Test func rsMkfileTakesTheKeyFromTheEntry() async throws {

@@ -13,7 +13,7 @@ import UpCore
 final class BrokenIndex: BlockIndex, ObjectIndex, ObjectCatalog, MultipartIndex, SweepIndex, OutboxStore {
     struct Broken: Error {}
 
-    func createBlock(_: BlobID, blockSize: Int64, received: Int64, crc32: UInt32, sha1: [UInt8]?, expiresAt: Int64, createdAt: Int64) async throws -> BlockRecord { throw Broken() }
+    func createBlock(_: BlobID, blockSize: Int64, received: Int64, crc32: UInt32, sha1: [UInt8]?, sniffedType: String??, expiresAt: Int64, createdAt: Int64) async throws -> BlockRecord { throw Broken() }
     func advanceBlock(_: BlobID, from: Int64, to: Int64, crc32: UInt32, sha1: [UInt8]?) async throws -> Bool { throw Broken() }
     func rewindBlock(_: BlobID, from: Int64, to: Int64, crc32: UInt32) async throws -> Bool { throw Broken() }
     func block(_: BlobID) async throws -> BlockRecord? { throw Broken() }

@@ -33,23 +33,41 @@ struct BlockIndexContractTests {
         let index = try await kind.make(directory)
         let partial = BlobID.random()
         let created = try await index.createBlock(
-            partial, blockSize: 8, received: 5, crc32: 55, sha1: nil, expiresAt: 500, createdAt: 100)
+            partial, blockSize: 8, received: 5, crc32: 55, sha1: nil, sniffedType: nil, expiresAt: 500, createdAt: 100)
         #expect(created == BlockRecord(blob: partial, blockSize: 8, offset: 5, crc32: 55, expiresAt: 500, createdAt: 100))
         #expect(try await index.block(partial) == created)
         #expect(try await index.advanceBlock(partial, from: 5, to: 8, crc32: 88, sha1: SHA1.hash([8])))
 
         let whole = BlobID.random()
         _ = try await index.createBlock(
-            whole, blockSize: 4, received: 4, crc32: 44, sha1: SHA1.hash([4]), expiresAt: 500, createdAt: 100)
+            whole, blockSize: 4, received: 4, crc32: 44, sha1: SHA1.hash([4]), sniffedType: nil, expiresAt: 500,
+            createdAt: 100)
         #expect(try await index.block(whole)?.isComplete == true)
         // The same rules as an advance from 0: a complete block carries its SHA-1, no other does.
         await #expect(throws: UpIndexError.self) {
             _ = try await index.createBlock(
-                BlobID.random(), blockSize: 4, received: 4, crc32: 0, sha1: nil, expiresAt: 500, createdAt: 100)
+                BlobID.random(), blockSize: 4, received: 4, crc32: 0, sha1: nil, sniffedType: nil, expiresAt: 500, createdAt: 100)
         }
         await #expect(throws: UpIndexError.self) {
             _ = try await index.createBlock(
-                BlobID.random(), blockSize: 4, received: 5, crc32: 0, sha1: nil, expiresAt: 500, createdAt: 100)
+                BlobID.random(), blockSize: 4, received: 5, crc32: 0, sha1: nil, sniffedType: nil, expiresAt: 500, createdAt: 100)
+        }
+    }
+
+    /// What mkblk sniffed the first bytes as comes back with the row, whether a type, nothing
+    /// recognised or not recorded, and stays through the advances (mkfile reads it at the end).
+    @Test(arguments: IndexKind.allCases)
+    func aBlockKeepsWhatItsFirstBytesWereSniffedAs(kind: IndexKind) async throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let index = try await kind.make(directory)
+        for sniffed: String?? in [.some("image/png"), .some(nil), nil] {
+            let blob = BlobID.random()
+            let created = try await index.createBlock(
+                blob, blockSize: 8, received: 5, crc32: 55, sha1: nil, sniffedType: sniffed, expiresAt: 500, createdAt: 100)
+            #expect(created.sniffedType == sniffed)
+            #expect(try await index.advanceBlock(blob, from: 5, to: 8, crc32: 88, sha1: SHA1.hash([8])))
+            #expect(try await index.block(blob)?.sniffedType == sniffed)
         }
     }
 

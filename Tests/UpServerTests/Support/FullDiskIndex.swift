@@ -37,13 +37,13 @@ final class FullDiskIndex: BlockIndex, ObjectIndex, MultipartIndex, SweepIndex {
     private func check(_ write: Write) throws { try space.check(write) }
 
     func createBlock(
-        _ blob: BlobID, blockSize: Int64, received: Int64, crc32: UInt32, sha1: [UInt8]?, expiresAt: Int64,
-        createdAt: Int64
+        _ blob: BlobID, blockSize: Int64, received: Int64, crc32: UInt32, sha1: [UInt8]?, sniffedType: String??,
+        expiresAt: Int64, createdAt: Int64
     ) async throws -> BlockRecord {
         try check(.createBlock)
         return try await base.createBlock(
-            blob, blockSize: blockSize, received: received, crc32: crc32, sha1: sha1, expiresAt: expiresAt,
-            createdAt: createdAt)
+            blob, blockSize: blockSize, received: received, crc32: crc32, sha1: sha1, sniffedType: sniffedType,
+            expiresAt: expiresAt, createdAt: createdAt)
     }
 
     func advanceBlock(

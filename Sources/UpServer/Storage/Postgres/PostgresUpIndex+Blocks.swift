@@ -1,20 +1,20 @@
 import NativePostgres
 
 extension PostgresUpIndex: BlockIndex {
-    /// See `BlockIndex.createBlock(_:blockSize:received:crc32:sha1:expiresAt:createdAt:)`.
+    /// See `BlockIndex.createBlock(_:blockSize:received:crc32:sha1:sniffedType:expiresAt:createdAt:)`.
     public func createBlock(
-        _ blob: BlobID, blockSize: Int64, received: Int64, crc32: UInt32, sha1: [UInt8]?, expiresAt: Int64,
-        createdAt: Int64
+        _ blob: BlobID, blockSize: Int64, received: Int64, crc32: UInt32, sha1: [UInt8]?, sniffedType: String??,
+        expiresAt: Int64, createdAt: Int64
     ) async throws -> BlockRecord {
         let record = try UpIndexRules.newBlock(
-            blob, blockSize: blockSize, received: received, crc32: crc32, sha1: sha1, expiresAt: expiresAt,
-            createdAt: createdAt)
+            blob, blockSize: blockSize, received: received, crc32: crc32, sha1: sha1, sniffedType: sniffedType,
+            expiresAt: expiresAt, createdAt: createdAt)
         _ = try await connection { connection in
             try connection.query(
-                "INSERT INTO blocks (\(SQLiteUpIndex.blockColumns)) VALUES ($1, $2, $3, $4, $5, $6, $7)",
+                "INSERT INTO blocks (\(SQLiteUpIndex.blockColumns)) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
                 [
                     .text(blob.hex), .integer(blockSize), .integer(received), .integer(Int64(crc32)), PostgresValue(sha1),
-                    .integer(expiresAt), .integer(createdAt),
+                    .integer(expiresAt), .integer(createdAt), PostgresValue(BlockRecord.sniffedTypeText(sniffedType)),
                 ])
         }
         return record

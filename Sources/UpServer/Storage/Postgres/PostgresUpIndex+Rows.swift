@@ -14,7 +14,8 @@ extension PostgresUpIndex {
             BlockRecord(
                 blob: try blobID(row.decode(0)), blockSize: try row.decode(1), offset: try row.decode(2),
                 crc32: UInt32(truncatingIfNeeded: try row.decode(3, as: Int64.self)), sha1: try row.decode(4),
-                expiresAt: try row.decode(5), createdAt: try row.decode(6))
+                expiresAt: try row.decode(5), createdAt: try row.decode(6),
+                sniffedType: BlockRecord.sniffedType(text: try row.decode(7, as: String?.self)))
         }
 
         /// `SQLiteUpIndex.uploadColumns` order.

@@ -6,7 +6,9 @@ extension PostgresUpIndex {
     /// The tables are `SQLiteUpIndex`'s (same names, columns and constraints), so the two read
     /// alike and a migration tool can copy rows across one for one. Times are Unix seconds in
     /// `bigint`; blob ids are the 32-hex `BlobID` text; hashes are `bytea`.
-    static let migrations = [schemaV1, PostgresOutbox.migrations(table: CallbackMessage.table)[0], catalogV3]
+    static let migrations = [
+        schemaV1, PostgresOutbox.migrations(table: CallbackMessage.table)[0], catalogV3, SQLiteUpIndex.blockSniffV5,
+    ]
 
     /// Blocks, objects and their segments, completions, uploads and parts.
     static let schemaV1 =
