@@ -41,7 +41,9 @@ extension MultipartController {
         let parts = try Self.select(body.parts, from: try await storedParts(uploadID))
         let fsize = parts.reduce(Int64(0)) { $0 + $1.size }
         let etag = Etag.v2(parts: parts.map { Etag.Part(digest: $0.digest, size: $0.size) })
-        let sniffed = await sniff(parts[0].segment, policy: token.policy, fname: body.fname, mimeType: body.mimeType, key: path.key)
+        let sniffed = await sniff(
+            parts[0].segment, recorded: parts[0].sniffedType, policy: token.policy, fname: body.fname,
+            mimeType: body.mimeType, key: path.key)
 
         var commit = CommitRequest(
             token: token, clientKey: path.key, fname: body.fname, clientMimeType: body.mimeType,
@@ -101,7 +103,8 @@ extension MultipartController {
         var commit = CommitRequest(
             token: token, clientKey: path.key, fname: body.fname, clientMimeType: object.mimeType,
             sniffedMimeType: await sniff(
-                object.segments.first, policy: token.policy, fname: body.fname, mimeType: object.mimeType, key: path.key),
+                object.segments.first, recorded: nil, policy: token.policy, fname: body.fname, mimeType: object.mimeType,
+                key: path.key),
             etag: object.etag, fsize: object.fsize,
             segments: object.segments, kind: .multipartV2, completionKey: key)
         commit.customVariables = body.customVariables
@@ -132,17 +135,21 @@ extension MultipartController {
         return parts
     }
 
-    /// The MIME type the first segment's first 512 bytes show (§1.3 detectMime / mimeLimit), read
-    /// only when `policy` and the names the client gave leave it a say
-    /// (`MimeResolution.needsSniffedType`; nil otherwise).
+    /// The MIME type the first segment's first 512 bytes show (§1.3 detectMime / mimeLimit), only
+    /// when `policy` and the names the client gave leave it a say
+    /// (`MimeResolution.needsSniffedType`; nil otherwise): what the part's upload `recorded`
+    /// (`UploadPart.sniffedType`), else read back.
     ///
     /// `nil` if unreadable: a concurrent re-upload of part 1 may just have removed its blob, and
     /// then `completeUpload` refuses the stale segment list anyway.
-    private func sniff(_ first: Segment?, policy: PutPolicy, fname: String?, mimeType: String?, key: String?) async -> String? {
+    private func sniff(
+        _ first: Segment?, recorded: String??, policy: PutPolicy, fname: String?, mimeType: String?, key: String?
+    ) async -> String? {
         let store = ingest.store
         guard policy.needsSniffedType(clientMimeType: mimeType, fname: fname, key: key), let first else { return nil }
         let length = min(Int64(MimeSniffer.windowSize), first.length)
         guard length > 0 else { return nil }
+        if let recorded { return recorded }
         let bytes = try? await BlockingWork.run { try store.read(first.blob, range: 0..<length) }
         return bytes.flatMap { MimeSniffer.sniff($0) }
     }

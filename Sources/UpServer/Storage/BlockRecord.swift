@@ -39,13 +39,6 @@ public struct BlockRecord: Sendable, Equatable {
         self.sniffedType = sniffedType
     }
 
-    /// ``sniffedType`` as the index stores it (column `sniffed_type`): NULL when not recorded,
-    /// the empty text when nothing was recognised.
-    public static func sniffedTypeText(_ sniffedType: String??) -> String? { sniffedType.map { $0 ?? "" } }
-
-    /// ``sniffedType`` from the stored text (``sniffedTypeText(_:)``).
-    public static func sniffedType(text: String?) -> String?? { text.map { $0.isEmpty ? nil : $0 } }
-
     /// Whether every byte of the block has arrived.
     public var isComplete: Bool { offset == blockSize }
 }

@@ -17,7 +17,7 @@ extension SQLiteUpIndex: BlockIndex {
                 [
                     .text(blob.hex), .integer(blockSize), .integer(received), .integer(Int64(crc32)),
                     sha1.map { .blob($0) } ?? .null, .integer(expiresAt), .integer(createdAt),
-                    BlockRecord.sniffedTypeText(sniffedType).map { .text($0) } ?? .null,
+                    SniffedTypeColumn.text(sniffedType).map { .text($0) } ?? .null,
                 ])
         }
         return record

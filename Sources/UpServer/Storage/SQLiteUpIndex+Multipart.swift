@@ -3,7 +3,7 @@ public import Outbox
 
 extension SQLiteUpIndex: MultipartIndex {
     static let uploadColumns = "id, bucket, object_key, state, expires_at, created_at"
-    static let partColumns = "upload_id, part_number, blob, size, md5, etag, digest, put_time"
+    static let partColumns = "upload_id, part_number, blob, size, md5, etag, digest, put_time, sniffed_type"
 
     /// See `MultipartIndex.createUpload(bucket:key:expiresAt:createdAt:)`.
     public func createUpload(bucket: String, key: String?, expiresAt: Int64, createdAt: Int64) async throws
@@ -50,10 +50,11 @@ extension SQLiteUpIndex: MultipartIndex {
                     [.text(part.uploadID), .integer(Int64(part.partNumber))]
                 ).first.map { try Rows.blobID($0.text(0)) }
                 try database.run(
-                    "INSERT OR REPLACE INTO parts (\(Self.partColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    "INSERT OR REPLACE INTO parts (\(Self.partColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     [
                         .text(part.uploadID), .integer(Int64(part.partNumber)), .text(part.blob.hex), .integer(part.size),
                         .text(part.md5), .text(part.etag), .blob(part.digest), .integer(part.putTime),
+                        SniffedTypeColumn.text(part.sniffedType).map { .text($0) } ?? .null,
                     ])
                 guard let old, old != part.blob else { return nil }
                 return try Self.unreferenced([old], in: database).first

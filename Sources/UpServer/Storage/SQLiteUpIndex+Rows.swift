@@ -19,7 +19,7 @@ extension SQLiteUpIndex {
                 blob: try blobID(row.text(0)), blockSize: try row.integer(1), offset: try row.integer(2),
                 crc32: UInt32(truncatingIfNeeded: try row.integer(3)), sha1: row[4].blobValue,
                 expiresAt: try row.integer(5), createdAt: try row.integer(6),
-                sniffedType: BlockRecord.sniffedType(text: row[7].textValue))
+                sniffedType: SniffedTypeColumn.value(row[7].textValue))
         }
 
         /// `uploadColumns` order.
@@ -37,7 +37,7 @@ extension SQLiteUpIndex {
             UploadPart(
                 uploadID: try row.text(0), partNumber: Int(try row.integer(1)), blob: try blobID(row.text(2)),
                 size: try row.integer(3), md5: try row.text(4), etag: try row.text(5), digest: try row.blob(6),
-                putTime: try row.integer(7))
+                putTime: try row.integer(7), sniffedType: SniffedTypeColumn.value(row[8].textValue))
         }
 
         /// `completionColumns` order.

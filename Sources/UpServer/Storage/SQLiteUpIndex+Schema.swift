@@ -6,7 +6,7 @@ extension SQLiteUpIndex {
     /// Times are Unix seconds. Blob ids are the 32-hex `BlobID` text. Object segments have a
     /// table of their own (not a JSON column) so "is this blob part of any object?" — asked on
     /// every replace, delete and sweep — is an index lookup (`segments_blob`).
-    static let migrations = [schemaV1, callbackOutboxV2, completionOutboxV3, lifecycleV4, blockSniffV5]
+    static let migrations = [schemaV1, callbackOutboxV2, completionOutboxV3, lifecycleV4, blockSniffV5, partSniffV6]
 
     /// The first schema: blocks, objects and their segments, completions, uploads and parts, and
     /// the first outbox (replaced by migration 2).
@@ -137,4 +137,8 @@ extension SQLiteUpIndex {
     /// What mkblk sniffed the block's first bytes as (`BlockRecord.sniffedType`): NULL for rows
     /// from before, which mkfile sniffs by reading the bytes, as it always did.
     static let blockSniffV5 = "ALTER TABLE blocks ADD COLUMN sniffed_type TEXT;"
+
+    /// The same for v2 parts (`UploadPart.sniffedType`): NULL for rows from before, which
+    /// complete sniffs by reading the bytes.
+    static let partSniffV6 = "ALTER TABLE parts ADD COLUMN sniffed_type TEXT;"
 }

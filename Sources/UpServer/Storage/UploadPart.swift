@@ -17,11 +17,15 @@ public struct UploadPart: Sendable, Equatable {
     public var digest: [UInt8]
     /// Unix seconds of the upload of this part.
     public var putTime: Int64
+    /// What `MimeSniffer` made of the part's first bytes, recorded as the part streamed in, so
+    /// complete need not read them back when part 1 is sniffed: `.some(nil)` when it recognised
+    /// nothing; nil when not recorded (a row older than the column), and complete reads them.
+    public var sniffedType: String??
 
     /// Creates a part description.
     public init(
         uploadID: String, partNumber: Int, blob: BlobID, size: Int64, md5: String, etag: String,
-        digest: [UInt8], putTime: Int64
+        digest: [UInt8], putTime: Int64, sniffedType: String?? = nil
     ) {
         self.uploadID = uploadID
         self.partNumber = partNumber
@@ -31,6 +35,7 @@ public struct UploadPart: Sendable, Equatable {
         self.etag = etag
         self.digest = digest
         self.putTime = putTime
+        self.sniffedType = sniffedType
     }
 
     /// Valid part numbers (§5).

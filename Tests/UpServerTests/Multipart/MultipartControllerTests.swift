@@ -87,6 +87,20 @@ struct MultipartControllerTests {
         #expect(response.json["hash"] as? String == expected)
     }
 
+    /// Complete sniffs part 1 for detectMime from what the part's upload recorded: no read back.
+    @Test func completeSniffsTheFirstPartWithoutReadingItBack() async throws {
+        let harness = UpServerHarness()
+        let client = MultipartClient(harness: harness, token: harness.token { $0.detectMime = 1 }, key: "pic.txt")
+        let png: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A] + [UInt8](repeating: 0, count: 600)
+        let id = await client.start()
+        let etags = await client.putAll(id, [(1, png)])
+        let before = harness.store.readCount
+        let reply = await client.complete(id, etags: etags)
+        #expect(reply.status == 200, "\(reply.text)")
+        #expect(harness.store.readCount == before)
+        #expect(await harness.index.object(bucket: "demo", key: "pic.txt")?.mimeType == "image/png")
+    }
+
     @Test func completeChecksEtagsAndPartSizes() async {
         let harness = UpServerHarness()
         let client = MultipartClient(harness: harness, token: harness.token(), key: "k")

@@ -38,6 +38,28 @@ struct MultipartIndexContractTests {
         await #expect(throws: UpIndexError.noSuchUpload) { try await index.putPart(part(upload.id, 2), now: 1000) }
     }
 
+    /// What a part's first bytes were sniffed as comes back with it, whether a type, nothing
+    /// recognised or not recorded, and a re-upload of the part replaces it too.
+    @Test(arguments: IndexKind.allCases)
+    func aPartKeepsWhatItsFirstBytesWereSniffedAs(kind: IndexKind) async throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let index = try await kind.make(directory)
+        let upload = try await index.createUpload(bucket: "photos", key: nil, expiresAt: 1000, createdAt: 100)
+        let kinds: [String??] = [.some("image/png"), .some(nil), nil]
+        for (number, sniffed) in zip(1..., kinds) {
+            var stored = part(upload.id, number)
+            stored.sniffedType = sniffed
+            _ = try await index.putPart(stored, now: 200)
+        }
+        let listed = try await index.listParts(uploadID: upload.id, marker: 0, max: 10).parts
+        #expect(listed.map(\.sniffedType) == kinds)
+        var again = part(upload.id, 1)
+        again.sniffedType = .some("text/plain")
+        _ = try await index.putPart(again, now: 200)
+        #expect(try await index.listParts(uploadID: upload.id, marker: 0, max: 1).parts.first?.sniffedType == .some("text/plain"))
+    }
+
     @Test(arguments: IndexKind.allCases)
     func completeStoresTheObjectAndInvalidatesTheUpload(kind: IndexKind) async throws {
         let directory = TemporaryDirectory()

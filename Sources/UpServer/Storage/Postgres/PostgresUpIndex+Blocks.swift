@@ -14,7 +14,7 @@ extension PostgresUpIndex: BlockIndex {
                 "INSERT INTO blocks (\(SQLiteUpIndex.blockColumns)) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
                 [
                     .text(blob.hex), .integer(blockSize), .integer(received), .integer(Int64(crc32)), PostgresValue(sha1),
-                    .integer(expiresAt), .integer(createdAt), PostgresValue(BlockRecord.sniffedTypeText(sniffedType)),
+                    .integer(expiresAt), .integer(createdAt), PostgresValue(SniffedTypeColumn.text(sniffedType)),
                 ])
         }
         return record

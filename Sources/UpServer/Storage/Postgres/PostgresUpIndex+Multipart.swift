@@ -48,13 +48,15 @@ extension PostgresUpIndex: MultipartIndex {
             ).first.map { try Rows.blobID($0.decode(0)) }
             try connection.query(
                 """
-                INSERT INTO parts (\(SQLiteUpIndex.partColumns)) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+                INSERT INTO parts (\(SQLiteUpIndex.partColumns)) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
                 ON CONFLICT (upload_id, part_number) DO UPDATE SET blob = excluded.blob, size = excluded.size,
-                    md5 = excluded.md5, etag = excluded.etag, digest = excluded.digest, put_time = excluded.put_time
+                    md5 = excluded.md5, etag = excluded.etag, digest = excluded.digest, put_time = excluded.put_time,
+                    sniffed_type = excluded.sniffed_type
                 """,
                 [
                     .text(part.uploadID), .integer(Int64(part.partNumber)), .text(part.blob.hex), .integer(part.size),
                     .text(part.md5), .text(part.etag), .bytes(part.digest), .integer(part.putTime),
+                    PostgresValue(SniffedTypeColumn.text(part.sniffedType)),
                 ])
             guard let old, old != part.blob else { return nil }
             return try Self.unreferenced([old], on: connection).first

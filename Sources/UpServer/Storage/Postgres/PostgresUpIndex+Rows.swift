@@ -15,7 +15,7 @@ extension PostgresUpIndex {
                 blob: try blobID(row.decode(0)), blockSize: try row.decode(1), offset: try row.decode(2),
                 crc32: UInt32(truncatingIfNeeded: try row.decode(3, as: Int64.self)), sha1: try row.decode(4),
                 expiresAt: try row.decode(5), createdAt: try row.decode(6),
-                sniffedType: BlockRecord.sniffedType(text: try row.decode(7, as: String?.self)))
+                sniffedType: SniffedTypeColumn.value(try row.decode(7, as: String?.self)))
         }
 
         /// `SQLiteUpIndex.uploadColumns` order.
@@ -33,7 +33,7 @@ extension PostgresUpIndex {
             UploadPart(
                 uploadID: try row.decode(0), partNumber: try row.decode(1), blob: try blobID(row.decode(2)),
                 size: try row.decode(3), md5: try row.decode(4), etag: try row.decode(5), digest: try row.decode(6),
-                putTime: try row.decode(7))
+                putTime: try row.decode(7), sniffedType: SniffedTypeColumn.value(try row.decode(8, as: String?.self)))
         }
 
         /// `SQLiteUpIndex.completionColumns` order.

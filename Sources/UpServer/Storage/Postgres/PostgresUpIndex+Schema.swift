@@ -8,6 +8,7 @@ extension PostgresUpIndex {
     /// `bigint`; blob ids are the 32-hex `BlobID` text; hashes are `bytea`.
     static let migrations = [
         schemaV1, PostgresOutbox.migrations(table: CallbackMessage.table)[0], catalogV3, SQLiteUpIndex.blockSniffV5,
+        SQLiteUpIndex.partSniffV6,
     ]
 
     /// Blocks, objects and their segments, completions, uploads and parts.
