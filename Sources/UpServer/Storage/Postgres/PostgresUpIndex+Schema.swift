@@ -6,6 +6,7 @@ extension PostgresUpIndex {
     /// The tables are `SQLiteUpIndex`'s (same names, columns and constraints), so the two read
     /// alike and a migration tool can copy rows across one for one. Times are Unix seconds in
     /// `bigint`; blob ids are the 32-hex `BlobID` text; hashes are `bytea`.
+    /// (The last two are SQLite's migrations 5 and 6, the same `ALTER TABLE`s.)
     static let migrations = [
         schemaV1, PostgresOutbox.migrations(table: CallbackMessage.table)[0], catalogV3, SQLiteUpIndex.blockSniffV5,
         SQLiteUpIndex.partSniffV6,

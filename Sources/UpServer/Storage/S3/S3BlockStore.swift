@@ -29,9 +29,9 @@ import Synchronization
 /// blob is one PUT, not an empty PUT, then a PUT (and no LIST). ``sync(_:)`` stores an empty
 /// blob that never got an append. Every other append lists the blob's chunks first; the later
 /// appends of one request body come through ``appendFollowing(_:to:at:)`` and are one PUT each.
-/// A small read inside the first chunk (the head mkfile sniffs a type from) is one GET, with no
-/// LIST (``read(_:range:)``). And a confirmed PUT is durable, so callers skip ``sync(_:)`` (``writesAreDurable``) except
-/// for an empty blob.
+/// A small read inside the first chunk (a head sniffed for its type, when no index row kept the
+/// answer) is one GET, with no LIST (``read(_:range:)``). And a confirmed PUT is durable, so
+/// callers skip ``sync(_:)`` (``writesAreDurable``) except for an empty blob.
 ///
 /// Every S3 failure surfaces as the `S3Error` itself; the error boundary answers a store that
 /// does not answer (`S3Error.isRetryable`) with 503 and `Retry-After` (`StoreUnavailable`).
@@ -197,7 +197,8 @@ public final class S3BlockStore: BlockStore {
     static let firstChunkReadLimit: Int64 = 64 << 10
 
     /// See `BlockStore.read(_:range:)`. A small range inside the blob's first chunk — the head
-    /// mkfile and v2 complete sniff a type from — is one ranged GET of that chunk, with no LIST:
+    /// mkfile and v2 complete sniff a type from when no index row kept the answer — is one
+    /// ranged GET of that chunk, with no LIST:
     /// the chunk at offset 0 always starts the blob's chain, so a listing would serve the same
     /// bytes from it, and bounds that hold inside it hold for the blob. When the chunk is shorter
     /// than the range (or absent), the listing answers, with its errors.
