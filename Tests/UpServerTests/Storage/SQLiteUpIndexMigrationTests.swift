@@ -5,7 +5,7 @@ import Testing
 @testable import UpServer
 
 /// Migration 2 (issue 9): the callbacks of an index written before the shared outbox move into
-/// `callback_outbox`, nothing lost.
+/// `callback_outbox`, nothing lost. Migrations 5 and 6: rows from before read as not sniffed.
 @Suite("SQLiteUpIndex migrations")
 struct SQLiteUpIndexMigrationTests {
     @Test func theOldOutboxMovesIntoTheSharedOneAndKeepsEveryCallback() async throws {
@@ -52,5 +52,35 @@ struct SQLiteUpIndexMigrationTests {
         #expect(next.id == 5)
         let tables = try await index.perform { try $0.query("SELECT name FROM sqlite_master WHERE name = 'outbox'") }
         #expect(tables.isEmpty)
+    }
+
+    /// A block and a part written before migrations 5 and 6 keep every field and read as "not
+    /// sniffed" (`sniffedType == nil`), so mkfile and complete read their bytes back as before.
+    @Test func blocksAndPartsFromBeforeTheSniffColumnsReadAsNotSniffed() async throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        try FileManager.default.createDirectory(at: directory.url, withIntermediateDirectories: true)
+        let path = directory.url.appendingPathComponent("index.sqlite3").path
+        let blob = BlobID.random(), partBlob = BlobID.random()
+        do {
+            let old = try SQLiteDatabase(path: path)
+            try old.migrate(Array(SQLiteUpIndex.migrations.prefix(4)))
+            try old.run(
+                "INSERT INTO blocks (blob, block_size, received, crc32, sha1, expires_at, created_at) VALUES (?, 8, 5, 55, NULL, 500, 100)",
+                [.text(blob.hex)])
+            try old.run(
+                "INSERT INTO uploads (id, bucket, object_key, state, expires_at, created_at) VALUES ('u1', 'demo', NULL, 'active', 900, 100)")
+            try old.run(
+                """
+                INSERT INTO parts (upload_id, part_number, blob, size, md5, etag, digest, put_time)
+                VALUES ('u1', 1, ?, 10, 'm', 'e', ?, 150)
+                """, [.text(partBlob.hex), .blob([UInt8](repeating: 1, count: 20))])
+            old.close()
+        }
+        let index = try SQLiteUpIndex(path: path)
+        #expect(try await index.block(blob) == BlockRecord(
+            blob: blob, blockSize: 8, offset: 5, crc32: 55, expiresAt: 500, createdAt: 100, sniffedType: nil))
+        let part = try #require(try await index.listParts(uploadID: "u1", marker: 0, max: 1).parts.first)
+        #expect(part.blob == partBlob && part.size == 10 && part.sniffedType == nil)
     }
 }
