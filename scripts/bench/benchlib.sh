@@ -42,9 +42,12 @@ bench_init() {
 }
 want() { [[ ",$targets," == *",$1,"* ]]; }
 
-# The directory of the binaries measured: BENCH_BIN (made absolute), else this checkout's release build.
-bench_bin="$(cd "${BENCH_BIN:-$UPGATE_ROOT/.build/release}" 2>/dev/null && pwd)" \
-    || die "BENCH_BIN=${BENCH_BIN:-} is not a directory"
+# The directory of the binaries measured: BENCH_BIN (made absolute), else this checkout's release
+# build (which bench_build makes, so it need not exist yet).
+bench_bin="$UPGATE_ROOT/.build/release"
+if [[ -n "${BENCH_BIN:-}" ]]; then
+    bench_bin="$(cd "$BENCH_BIN" 2>/dev/null && pwd)" || die "BENCH_BIN=$BENCH_BIN is not a directory"
+fi
 bench_build() {
     local product
     if [[ -z "${BENCH_BIN:-}" ]]; then
