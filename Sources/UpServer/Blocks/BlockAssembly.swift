@@ -71,10 +71,11 @@ struct BlockAssembly: Sendable {
             digests.append(sha1)
             if position == 0 { firstSniffed = record.sniffedType }
         }
+        var sniffed: String?
+        if sniff, let first = segments.first { sniffed = try await blobs.sniffedType(of: first, recorded: firstSniffed) }
         return BlockAssembly(
             segments: segments, etag: Etag.fromBlockDigests(digests), fsize: total,
-            latestExpiry: decoded.map(\.expiresAt).max() ?? now,
-            sniffedMimeType: sniff ? try await Self.sniff(segments.first, recorded: firstSniffed, blobs: blobs) : nil)
+            latestExpiry: decoded.map(\.expiresAt).max() ?? now, sniffedMimeType: sniffed)
     }
 
     /// Step 2 above; returns the total size.
@@ -95,15 +96,5 @@ struct BlockAssembly: Sendable {
             throw UpError(.badRequest, detail: "mkfile fsize \(fsize) but \(blocks.count) blocks hold \(total) bytes")
         }
         return total
-    }
-
-    /// Sniffs the first bytes of the first block (§1.3: `mimeLimit` checks the sniffed type):
-    /// what mkblk recorded for them when it could (`BlockRecord.sniffedType`), else read back.
-    private static func sniff(_ first: Segment?, recorded: String??, blobs store: any BlockStore) async throws -> String? {
-        guard let first, first.length > 0 else { return nil }
-        if let recorded { return recorded }
-        let window = min(Int64(MimeSniffer.windowSize), first.length)
-        let bytes = try await BlockingWork.run { try store.read(first.blob, range: 0..<window) }
-        return MimeSniffer.sniff(bytes)
     }
 }

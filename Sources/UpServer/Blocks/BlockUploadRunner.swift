@@ -66,15 +66,10 @@ struct BlockUploadRunner: Sendable {
             // Each byte is CRC'd once: the block's CRC is the resumed one extended by this chunk's.
             guard let chunkCRC = written.crc32 else { preconditionFailure("a v1 chunk target computes CRC-32") }
             let blockCRC = CRC32.combine(resumingCRC, chunkCRC, length: written.count)
-            // The first chunk's head is what mkfile would read back to sniff (BlockAssembly): kept
-            // with the row when it holds the whole window.
-            let sniffedType: String?? =
-                offset == 0 && written.count >= min(Int64(MimeSniffer.windowSize), blockSize)
-                ? .some(MimeSniffer.sniff(written.head)) : nil
             return .written(
                 .init(
                     count: written.count, chunkCRC: chunkCRC, blockCRC: blockCRC, sha1: written.blockSHA1,
-                    sniffedType: sniffedType))
+                    sniffedType: offset == 0 ? written.sniffedType(startingBlobOf: blockSize) : nil))
         case .compare(let offset, let limit):
             return .replayed(try await compare(body, with: blob, at: offset, limit: limit))
         case .create(let record):

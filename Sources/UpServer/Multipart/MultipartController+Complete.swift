@@ -145,13 +145,8 @@ extension MultipartController {
     private func sniff(
         _ first: Segment?, recorded: String??, policy: PutPolicy, fname: String?, mimeType: String?, key: String?
     ) async -> String? {
-        let store = ingest.store
         guard policy.needsSniffedType(clientMimeType: mimeType, fname: fname, key: key), let first else { return nil }
-        let length = min(Int64(MimeSniffer.windowSize), first.length)
-        guard length > 0 else { return nil }
-        if let recorded { return recorded }
-        let bytes = try? await BlockingWork.run { try store.read(first.blob, range: 0..<length) }
-        return bytes.flatMap { MimeSniffer.sniff($0) }
+        return try? await ingest.store.sniffedType(of: first, recorded: recorded)
     }
 
     /// Ends an upload whose object already existed with the same content, freeing its parts and

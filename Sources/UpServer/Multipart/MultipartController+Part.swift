@@ -54,7 +54,7 @@ extension MultipartController {
             let part = UploadPart(
                 uploadID: uploadID, partNumber: partNumber, blob: segment.blob, size: written.count, md5: Hex.encode(md5),
                 etag: etag, digest: written.etag?.partDigest ?? [], putTime: clock.unixSeconds,
-                sniffedType: .some(MimeSniffer.sniff(written.head)))  // the whole part: its head is the window
+                sniffedType: written.sniffedType(startingBlobOf: written.count))
             // The index re-checks that the upload is still usable (it may have been completed,
             // aborted or expired while the body streamed) and replaces an earlier same-numbered part.
             let replaced: BlobID?
