@@ -1,6 +1,7 @@
 @testable import BizServer
 import Foundation
 import Testing
+import TestSupport
 
 /// The webhook outbox payload is stored text: rows written by one version are read by the next,
 /// so the encoding is checked against Foundation's `JSONEncoder` (which wrote every earlier row)
@@ -21,11 +22,7 @@ struct WebhookMessageTests {
             body = message.body
         }
 
-        func encoded() throws -> String {
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-            return String(decoding: try encoder.encode(self), as: UTF8.self)
-        }
+        func encoded() throws -> String { try LegacyJSON.text(self) }
     }
 
     static let messages: [WebhookMessage] = [

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 @testable import UpServer
 
@@ -30,11 +31,7 @@ struct CallbackMessageTests {
             request = Request(urls: r.urls, host: r.host, body: r.body, contentType: r.contentType, authScheme: r.authScheme)
         }
 
-        func encoded() throws -> String {
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-            return String(decoding: try encoder.encode(self), as: UTF8.self)
-        }
+        func encoded() throws -> String { try LegacyJSON.text(self) }
     }
 
     static let messages: [CallbackMessage] = [
