@@ -35,7 +35,6 @@ import tempfile
 
 import harness as h
 
-PRODUCTS = ("up-server", "biz-server", "up-cli")
 # Figures that describe the run rather than measure the build (the file's size).
 SETTINGS = {"client.mib", "big.mib"}
 
@@ -52,17 +51,7 @@ def die(message):
 
 
 def has_binaries(directory):
-    return all(os.access(os.path.join(directory, p), os.X_OK) for p in PRODUCTS)
-
-
-def build_products(source):
-    """`swift build -c release` of every product in `source` (one call each: SwiftPM honours only
-    the last --product); returns the bin path."""
-    for product in PRODUCTS:
-        subprocess.run(["swift", "build", "-c", "release", "--product", product], cwd=source, check=True,
-                       stdout=sys.stderr)
-    return subprocess.run(["swift", "build", "-c", "release", "--show-bin-path"], cwd=source, check=True,
-                          capture_output=True, text=True).stdout.strip()
+    return all(os.access(os.path.join(directory, p), os.X_OK) for p in h.PRODUCTS)
 
 
 def build_revision(revision):
@@ -82,13 +71,13 @@ def build_revision(revision):
     subprocess.run(["git", "worktree", "add", "--detach", "--force", source, commit], cwd=h.ROOT, check=True,
                    stdout=sys.stderr, stderr=sys.stderr)
     try:
-        bin_path = build_products(source)
+        bin_path = h.build_release(source)
         staging = kept + ".partial"
         shutil.rmtree(staging, ignore_errors=True)
         os.makedirs(staging)
         for name in os.listdir(bin_path):
             path = os.path.join(bin_path, name)
-            if name in PRODUCTS:
+            if name in h.PRODUCTS:
                 shutil.copy2(path, staging)
             elif name.endswith(".resources") and os.path.isdir(path):
                 shutil.copytree(path, os.path.join(staging, name))
@@ -104,11 +93,11 @@ def resolve(side):
     """A directory of binaries for BASE or HEAD (None: this checkout, built now)."""
     if side is None:
         say("HEAD: this checkout's release build")
-        return build_products(h.ROOT)
+        return h.build_release()
     if os.path.isdir(side):
         path = os.path.abspath(side)
         if not has_binaries(path):
-            die(f"{path} lacks one of {', '.join(PRODUCTS)}")
+            die(f"{path} lacks one of {', '.join(h.PRODUCTS)}")
         return path
     return build_revision(side)
 

@@ -17,8 +17,9 @@
 Expected values (etags above all) never come from the product's own code: a check that compares
 the product with itself cannot fail.
 """
-from .processes import (ROOT, CLEAN_ENV, Server, bin_dir, biz_config, context_switches, cpu_seconds, free_port,
-                        install_cleanup, kill9, postgres_cpu_seconds, stop, track, up_config, wait_ready, write_config)
+from .processes import (ROOT, CLEAN_ENV, PRODUCTS, Server, bin_dir, biz_config, build_release, context_switches,
+                        cpu_seconds, free_port, install_cleanup, kill9, postgres_cpu_seconds, stop, track, up_config,
+                        wait_ready, write_config)
 from .report import Suite, log, make_file, note_skip, sha1_file, short_or_full, suite_arguments, summary
 from .services import biz_records, download, metric, outbox, outbox_entries, outbox_idle, stat
 from .wire import (AK, API_KEY, BUCKET, FORM, SK, b64, connect, entry, etag, etag_of_bytes, etag_of_files, form_body, get,

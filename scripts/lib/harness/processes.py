@@ -170,6 +170,18 @@ def postgres_cpu_seconds(pg_dir):
     return sum(cpu_seconds(int(pid)) or 0 for pid in [master, *children])
 
 
+PRODUCTS = ("up-server", "biz-server", "up-cli")
+
+
+def build_release(source=ROOT):
+    """`swift build -c release` of every product in the checkout `source`; returns its bin path."""
+    for product in PRODUCTS:  # swift build honours only the last of several --product options
+        subprocess.run(["swift", "build", "-c", "release", "--product", product], cwd=source, check=True,
+                       stdout=sys.stderr)
+    return subprocess.run(["swift", "build", "-c", "release", "--show-bin-path"], cwd=source, capture_output=True,
+                          text=True, check=True).stdout.strip()
+
+
 def bin_dir(args_bin):
     """--bin DIR, else $CHAOS_BIN, else the release build (built here if missing)."""
     d = args_bin or os.environ.get("CHAOS_BIN")
@@ -177,11 +189,8 @@ def bin_dir(args_bin):
         return os.path.abspath(d)
     out = subprocess.run(["swift", "build", "-c", "release", "--show-bin-path"], cwd=ROOT, capture_output=True,
                          text=True, check=True).stdout.strip()
-    products = ("up-server", "biz-server", "up-cli")
-    if not all(os.access(os.path.join(out, b), os.X_OK) for b in products):
-        for product in products:  # swift build honours only the last of several --product options
-            subprocess.run(["swift", "build", "-c", "release", "--product", product], cwd=ROOT, check=True,
-                           stdout=sys.stderr)
+    if not all(os.access(os.path.join(out, b), os.X_OK) for b in PRODUCTS):
+        return build_release()
     return out
 
 
